@@ -1,0 +1,1 @@
+"""The Textual inspector and the command line of session-inspector."""
