@@ -1,0 +1,59 @@
+"""Untrusted text made safe for the terminal.
+
+Event text, ids, file names, summaries and error messages come from files anyone can write.
+They are never parsed as Rich/Textual markup (only ever wrapped in `Text`/`Content`), and
+control characters — ANSI/OSC escapes, bidi overrides, NUL, DEL — are replaced by visible
+stand-ins so nothing raw reaches the terminal.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rich.text import Text
+
+_CONTROL = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]"
+)
+
+
+def _visible(match: re.Match[str]) -> str:
+    ch = match.group(0)
+    code = ord(ch)
+    if code < 0x20:
+        return chr(0x2400 + code)  # ␀ … ␟ (␛ for ESC)
+    if code == 0x7F:
+        return "\u2421"  # ␡
+    return f"<U+{code:04X}>"
+
+
+def visible(text: str, *, keep_newlines: bool = True, keep_tabs: bool = True) -> str:
+    """The same text with every control character shown as a printable stand-in."""
+    out = _CONTROL.sub(_visible, text)
+    if not keep_newlines:
+        out = out.replace("\r\n", "\u21b5").replace("\n", "\u21b5").replace("\r", "\u240d")
+    else:
+        out = out.replace("\r", "\u240d")
+    if not keep_tabs:
+        out = out.replace("\t", "\u2192")
+    return out
+
+
+def one_line(text: str, limit: int = 200) -> str:
+    """A single-line preview, control characters visible, capped at `limit` characters."""
+    out = visible(text[: limit * 4], keep_newlines=False, keep_tabs=False)
+    return out if len(out) <= limit else out[: limit - 1] + "\u2026"
+
+
+def safe_text(text: object, style: str = "", *, limit: int | None = None) -> Text:
+    """A Rich Text of untrusted text: no markup parsing, control characters visible."""
+    s = text if isinstance(text, str) else str(text)
+    if limit is not None and len(s) > limit:
+        s = s[:limit] + f"\u2026 [{len(s) - limit} more chars]"
+    return Text(visible(s), style=style, no_wrap=False)
+
+
+def safe_line(text: object, style: str = "", *, limit: int = 200) -> Text:
+    """A one-line Rich Text preview of untrusted text (for table cells and list rows)."""
+    s = text if isinstance(text, str) else str(text)
+    return Text(one_line(s, limit), style=style, no_wrap=True, overflow="ellipsis")
