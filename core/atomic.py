@@ -1,0 +1,84 @@
+"""Atomic file replacement (contract §1): a reader sees the old file or the new one, never half.
+
+A temporary file in the same folder is written, flushed and fsynced, then `os.replace`d over the
+target and the folder is fsynced so the rename itself survives a power loss. On any failure the
+temporary file is removed and the previous file stays as it was.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import secrets
+from pathlib import Path
+
+from core.errors import StoreError
+
+_DIR_FSYNC_UNSUPPORTED = frozenset({errno.EINVAL, errno.ENOTSUP, errno.EBADF, errno.EACCES})
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
+def fsync_dir(path: Path | str) -> None:
+    """fsync a folder so renames and creations in it are durable.
+
+    File systems that cannot fsync a folder (EINVAL and the like) are tolerated; a real I/O
+    error is a StoreError naming the folder.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError as exc:
+        raise StoreError(f"cannot open folder {path}: {_reason(exc)}") from exc
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        if exc.errno not in _DIR_FSYNC_UNSUPPORTED:
+            raise StoreError(f"cannot sync folder {path}: {_reason(exc)}") from exc
+    finally:
+        os.close(fd)
+
+
+def atomic_write_bytes(path: Path | str, data: bytes) -> None:
+    """Replace `path` with `data` atomically; StoreError (one line, naming the file) on failure."""
+    target = Path(path)
+    folder = target.parent
+    tmp = folder / f".{target.name}.{secrets.token_hex(6)}.tmp"
+    try:
+        # 0o666 filtered by the umask: the same mode a plain open() would give the file.
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
+    except OSError as exc:
+        raise StoreError(f"cannot write {target}: {_reason(exc)}") from exc
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, target)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise StoreError(f"cannot write {target}: {_reason(exc)}") from exc
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    fsync_dir(folder)
+
+
+def atomic_write_text(path: Path | str, text: str) -> None:
+    """UTF-8 text through `atomic_write_bytes`."""
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise StoreError(f"cannot write {path}: text is not valid Unicode ({exc.reason})") from exc
+    atomic_write_bytes(path, data)
+
+
+__all__ = ["atomic_write_bytes", "atomic_write_text", "fsync_dir"]

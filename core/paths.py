@@ -1,0 +1,147 @@
+"""Every path under a memory root (contract §1), and the one check that keeps ids inside it.
+
+No file outside the memory root is ever opened through a name taken from data: chunk ids,
+pending ids and session ids all go through `validate_chunk_id`, and the session folder itself
+(which may be a symlink) must resolve inside the root.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.errors import ChunkIdError, StoreError
+
+CHUNK_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+"""Chunk, pending and session ids: a safe file-name stem (no separators, no leading dot)."""
+
+CHUNK_ID_MAX_LEN = 128
+
+
+def validate_chunk_id(cid: object) -> str:
+    """Return `cid` when it is a safe id; raise ChunkIdError naming it otherwise."""
+    if (
+        isinstance(cid, str)
+        and len(cid) <= CHUNK_ID_MAX_LEN
+        and "\x00" not in cid
+        and CHUNK_ID_RE.fullmatch(cid) is not None
+    ):
+        return cid
+    shown = repr(cid)
+    if len(shown) > 60:
+        shown = shown[:57] + "..."
+    raise ChunkIdError(
+        f"invalid chunk id {shown}: must match {CHUNK_ID_RE.pattern} "
+        f"and be at most {CHUNK_ID_MAX_LEN} characters"
+    )
+
+
+def _resolved(path: Path) -> Path:
+    return Path(os.path.realpath(path))
+
+
+@dataclass(frozen=True, init=False)
+class MemoryPaths:
+    """The files of one memory root. `session` is `root/session` unless it points at an
+    archived session (`for_archive`) for read-only viewing."""
+
+    root: Path
+    session: Path
+
+    def __init__(self, root: Path | str, session: Path | str | None = None) -> None:
+        root_path = Path(os.path.abspath(root))
+        object.__setattr__(self, "root", root_path)
+        object.__setattr__(
+            self,
+            "session",
+            root_path / "session" if session is None else Path(os.path.abspath(session)),
+        )
+
+    @classmethod
+    def for_root(cls, root: Path | str) -> MemoryPaths:
+        return cls(root)
+
+    @classmethod
+    def for_archive(cls, root: Path | str, session_id: str) -> MemoryPaths:
+        """An archived session `root/session_archive/<session_id>` (the id is validated)."""
+        sid = validate_chunk_id(session_id)
+        base = Path(os.path.abspath(root))
+        return cls(base, base / "session_archive" / sid)
+
+    @property
+    def events(self) -> Path:
+        return self.session / "events.jsonl"
+
+    @property
+    def state(self) -> Path:
+        return self.session / "state.json"
+
+    @property
+    def summary(self) -> Path:
+        return self.session / "summary.md"
+
+    @property
+    def summary_archive(self) -> Path:
+        return self.session / "summary_archive.md"
+
+    @property
+    def chunks_dir(self) -> Path:
+        return self.session / "chunks"
+
+    @property
+    def index(self) -> Path:
+        return self.chunks_dir / "index.yaml"
+
+    @property
+    def pending_dir(self) -> Path:
+        return self.chunks_dir / "pending"
+
+    @property
+    def corrupt(self) -> Path:
+        return self.session / "corrupt.jsonl"
+
+    @property
+    def lock(self) -> Path:
+        return self.root / ".session.lock"
+
+    @property
+    def maintenance_lock(self) -> Path:
+        return self.root / ".maintenance.lock"
+
+    @property
+    def archive_root(self) -> Path:
+        return self.root / "session_archive"
+
+    @property
+    def is_archive(self) -> bool:
+        return self.session != self.root / "session"
+
+    def archive_dir(self, session_id: str) -> Path:
+        """`root/session_archive/<session_id>` (the id is validated)."""
+        return self.archive_root / validate_chunk_id(session_id)
+
+    def chunk_file(self, chunk_id: str) -> Path:
+        return self.chunks_dir / f"{validate_chunk_id(chunk_id)}.jsonl"
+
+    def pending_file(self, pending_id: str) -> Path:
+        return self.pending_dir / f"{validate_chunk_id(pending_id)}.jsonl"
+
+    def pending_meta_file(self, pending_id: str) -> Path:
+        return self.pending_dir / f"{validate_chunk_id(pending_id)}.meta.json"
+
+    def ensure_inside_root(self, path: Path | None = None) -> Path:
+        """Refuse (StoreError) when `path` (default: the session folder) resolves outside the
+        root, e.g. through a `session/` symlink pointing elsewhere. Returns `path`."""
+        target = self.session if path is None else path
+        root = _resolved(self.root)
+        real = _resolved(target)
+        if real != root and not real.is_relative_to(root):
+            raise StoreError(
+                f"refusing {target}: it resolves to {real}, outside the memory root {root}"
+            )
+        return target
+
+
+__all__ = ["CHUNK_ID_MAX_LEN", "CHUNK_ID_RE", "MemoryPaths", "validate_chunk_id"]
