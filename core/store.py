@@ -1,0 +1,789 @@
+"""The session's files on disk: the lock, events.jsonl, state.json and corrupt.jsonl.
+
+Appends are the hot path of an agent turn, so they never read events.jsonl and never fsync: a
+line handed to write() on an O_APPEND descriptor is in the page cache and survives a crash of
+this process; only a machine crash can lose the last appends, and every rewrite (compaction,
+repair, state) is fsynced. Everything that changes files under `session/` holds the session lock
+(`M/.session.lock`, a flock: a process that dies releases it).
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import hashlib
+import json
+import os
+import secrets
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import filelock
+
+from core.atomic import atomic_write_bytes, fsync_dir
+from core.errors import (
+    BadInputError,
+    EventError,
+    LockTimeoutError,
+    StoreError,
+)
+from core.events import Event, new_event_id, now_ts, validate_event
+from core.paths import MemoryPaths, validate_chunk_id
+from core.scrub import strip_screenshot_data
+from core.tokens import estimate_event_tokens
+
+MAX_EVENT_BYTES = 8 * 1024 * 1024
+"""Largest serialized event line (without its newline) that is appended or read as an event."""
+
+_LOCK_POLL_SECONDS = 0.002
+_DIGEST_SIZE = 32
+_READ_BLOCK = 1 << 20
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
+def _digest() -> Any:
+    return hashlib.blake2b(digest_size=_DIGEST_SIZE)
+
+
+def _file_stamp() -> str:
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+
+
+def new_session_id() -> str:
+    """`s-<UTC time>-<6 hex>`: sortable, unique, and a valid folder name for the archive."""
+    return f"s-{_file_stamp()}-{secrets.token_hex(3)}"
+
+
+# --------------------------------------------------------------------------- state.json
+
+
+@dataclass
+class SessionState:
+    """state.json. Keys this version does not know are kept in `extra` and written back."""
+
+    session_id: str
+    created_at: str
+    model: str | None = None
+    last_prompt_tokens: int | None = None
+    run_started_at: str | None = None
+    last_event_at: str | None = None
+    counters: dict[str, int] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def fresh(cls) -> SessionState:
+        return cls(session_id=new_session_id(), created_at=now_ts())
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = dict(self.extra)
+        out.update(
+            session_id=self.session_id,
+            created_at=self.created_at,
+            model=self.model,
+            last_prompt_tokens=self.last_prompt_tokens,
+            run_started_at=self.run_started_at,
+            last_event_at=self.last_event_at,
+            counters=dict(self.counters),
+        )
+        return out
+
+    @classmethod
+    def from_json(cls, obj: object, where: str) -> SessionState:
+        """Raise StoreError naming `where` when required fields are missing or mistyped."""
+        if not isinstance(obj, dict):
+            raise StoreError(f"{where}: state must be a JSON object, got {type(obj).__name__}")
+        sid = obj.get("session_id")
+        try:
+            validate_chunk_id(sid)
+        except BadInputError as exc:
+            raise StoreError(f"{where}: bad session_id ({exc})") from exc
+        created = obj.get("created_at")
+        if not isinstance(created, str):
+            raise StoreError(f"{where}: created_at must be a string")
+        for key in ("model", "run_started_at", "last_event_at"):
+            if obj.get(key) is not None and not isinstance(obj[key], str):
+                raise StoreError(f"{where}: {key} must be a string or null")
+        lpt = obj.get("last_prompt_tokens")
+        if lpt is not None and (not isinstance(lpt, int) or isinstance(lpt, bool) or lpt < 0):
+            raise StoreError(f"{where}: last_prompt_tokens must be a non-negative integer or null")
+        raw_counters = obj.get("counters") or {}
+        if not isinstance(raw_counters, dict):
+            raise StoreError(f"{where}: counters must be an object")
+        counters = {
+            str(k): v
+            for k, v in raw_counters.items()
+            if isinstance(v, int) and not isinstance(v, bool)
+        }
+        known = {f.name for f in fields(cls)} - {"extra"}
+        assert isinstance(sid, str)
+        return cls(
+            session_id=sid,
+            created_at=created,
+            model=obj.get("model"),
+            last_prompt_tokens=lpt,
+            run_started_at=obj.get("run_started_at"),
+            last_event_at=obj.get("last_event_at"),
+            counters=counters,
+            extra={k: v for k, v in obj.items() if k not in known},
+        )
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+@dataclass(frozen=True)
+class CorruptLine:
+    """A line of a .jsonl file that is not an event, kept byte for byte."""
+
+    line_no: int
+    offset: int
+    raw: bytes
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedLine:
+    """One non-blank line: `event` when it parsed, else `error` and the verbatim `raw` bytes."""
+
+    line_no: int
+    offset: int
+    length: int
+    event: Event | None
+    error: str | None
+    raw: bytes
+
+
+@dataclass
+class ParsedLines:
+    """`consumed` bytes were parsed into `lines`; `tail` is an unterminated rest (final=False)."""
+
+    lines: list[ParsedLine]
+    consumed: int
+    tail: bytes
+    next_line: int
+
+    def corrupt(self) -> list[CorruptLine]:
+        return [
+            CorruptLine(p.line_no, p.offset, p.raw, p.error)
+            for p in self.lines
+            if p.error is not None
+        ]
+
+    def events(self) -> list[Event]:
+        return [p.event for p in self.lines if p.event is not None]
+
+
+def _classify(raw: bytes) -> tuple[Event | None, str | None]:
+    if len(raw) > MAX_EVENT_BYTES:
+        return None, f"line of {len(raw)} bytes exceeds the {MAX_EVENT_BYTES}-byte limit"
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, f"not valid UTF-8 (byte {exc.start})"
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return None, f"not valid JSON ({exc.msg} at column {exc.colno})"
+    except RecursionError:
+        return None, "not valid JSON (nested too deeply)"
+    if not isinstance(obj, dict):
+        return None, f"not a JSON object (a JSON {type(obj).__name__})"
+    return obj, None
+
+
+def parse_event_lines(
+    data: bytes, *, base_offset: int = 0, base_line: int = 1, final: bool
+) -> ParsedLines:
+    """Split .jsonl bytes into events and corrupt lines; never raises on bad data.
+
+    Blank lines are skipped (they hold nothing). An unterminated last line is returned as
+    `tail` unless `final`, in which case it is a corrupt line (a writer stopped mid-line).
+    """
+    lines: list[ParsedLine] = []
+    pos = 0
+    end_of_data = len(data)
+    line_no = base_line
+    while pos < end_of_data:
+        nl = data.find(b"\n", pos)
+        if nl < 0:
+            if not final:
+                break
+            raw = data[pos:]
+            if raw.strip():
+                lines.append(
+                    ParsedLine(
+                        line_no,
+                        base_offset + pos,
+                        len(raw),
+                        None,
+                        "unterminated last line (a writer stopped mid-line)",
+                        raw,
+                    )
+                )
+            pos = end_of_data
+            line_no += 1
+            break
+        raw = data[pos:nl]
+        if raw.strip():
+            event, error = _classify(raw)
+            lines.append(
+                ParsedLine(
+                    line_no,
+                    base_offset + pos,
+                    nl + 1 - pos,
+                    event,
+                    error,
+                    b"" if error is None else raw,
+                )
+            )
+        pos = nl + 1
+        line_no += 1
+    return ParsedLines(lines=lines, consumed=pos, tail=data[pos:], next_line=line_no)
+
+
+def serialize_event(event: Mapping[str, Any], where: str = "event") -> bytes:
+    """One compact JSON line with its newline; EventError when it cannot be stored.
+
+    UTF-8 is kept as is; a lone surrogate (from a JSON `\\ud800` escape) falls back to ASCII
+    escapes for that line so the event is still written, losslessly.
+    """
+    try:
+        text = json.dumps(event, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise EventError(f"{where}: cannot be written as JSON ({exc})") from exc
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        data = json.dumps(event, separators=(",", ":"), allow_nan=False).encode("ascii")
+    if len(data) > MAX_EVENT_BYTES:
+        raise EventError(
+            f"{where}: serialized event is {len(data)} bytes, over the {MAX_EVENT_BYTES}-byte limit"
+        )
+    return data + b"\n"
+
+
+@dataclass
+class EventsSnapshot:
+    """events.jsonl at one moment: what a compaction pass plans on and later checks against."""
+
+    events: list[Event]
+    tokens: list[int]
+    corrupt: list[CorruptLine]
+    size: int
+    inode: int
+    digest: bytes
+    partial_tail: bytes = b""
+    next_line: int = 1
+    """Line number the first line after `size` bytes has (for parsing appended bytes)."""
+
+    @property
+    def event_count(self) -> int:
+        return len(self.events)
+
+
+def _empty_snapshot() -> EventsSnapshot:
+    return EventsSnapshot([], [], [], 0, 0, _digest().digest())
+
+
+# --------------------------------------------------------------------------- the lock
+
+
+class _ProcessLock:
+    """One per lock file per process: a thread RLock in front of a flock.
+
+    Threads of one process queue on the RLock (re-entrant for the owner); only the owning
+    thread at depth 0 touches the file lock, so filelock's own thread semantics never matter.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._rlock = threading.RLock()
+        self._depth = 0
+        self._owner: int | None = None
+        self._file = filelock.FileLock(
+            str(path), thread_local=False, poll_interval=_LOCK_POLL_SECONDS
+        )
+
+    def held_by_me(self) -> bool:
+        return self._owner == threading.get_ident()
+
+    def acquire(self, timeout: float, *, blocking: bool = True) -> bool:
+        start = time.monotonic()
+        if not self._rlock.acquire(blocking, timeout if blocking else -1):
+            if not blocking:
+                return False
+            raise LockTimeoutError(
+                f"could not lock {self.path} within {timeout:g} s: "
+                "another thread of this process holds it"
+            )
+        try:
+            if self._depth == 0:
+                remaining = max(0.0, timeout - (time.monotonic() - start)) if blocking else 0.0
+                try:
+                    self._file.acquire(timeout=remaining)
+                except filelock.Timeout:
+                    if not blocking:
+                        self._rlock.release()
+                        return False
+                    raise LockTimeoutError(
+                        f"could not lock {self.path} within {timeout:g} s: another process holds it"
+                    ) from None
+                except OSError as exc:
+                    raise StoreError(f"cannot lock {self.path}: {_reason(exc)}") from exc
+                self._owner = threading.get_ident()
+            self._depth += 1
+        except BaseException:
+            self._rlock.release()
+            raise
+        return True
+
+    def release(self) -> None:
+        self._depth -= 1
+        try:
+            if self._depth == 0:
+                self._owner = None
+                self._file.release()
+        finally:
+            self._rlock.release()
+
+
+_LOCKS: dict[str, _ProcessLock] = {}
+_LOCKS_GUARD = threading.Lock()
+
+
+def _process_lock(path: Path) -> _ProcessLock:
+    key = os.path.realpath(path)
+    with _LOCKS_GUARD:
+        lock = _LOCKS.get(key)
+        if lock is None:
+            lock = _LOCKS[key] = _ProcessLock(path)
+        return lock
+
+
+def _forget_locks_in_child() -> None:
+    """A forked child holds none of its parent's locks."""
+    global _LOCKS_GUARD
+    _LOCKS.clear()
+    _LOCKS_GUARD = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_locks_in_child)
+
+
+# --------------------------------------------------------------------------- the store
+
+
+class SessionStore:
+    """The active session (or an archived one, read-only, via `session=`) of a memory root."""
+
+    def __init__(
+        self, root: Path | str, *, lock_timeout: float = 10.0, session: Path | None = None
+    ) -> None:
+        self.paths = MemoryPaths(root, session)
+        self.lock_timeout = float(lock_timeout)
+        self.warnings: list[str] = []
+        self._lock = _process_lock(self.paths.lock)
+        # Appends since this store last wrote state.json, folded in at the next state write
+        # (keeps state.json out of the append path); tied to the session they happened in.
+        self._delta_session: str | None = None
+        self._delta_appended = 0
+        self._delta_last_event_at: str | None = None
+
+    # ---- locking
+
+    @contextlib.contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold `M/.session.lock` (re-entrant per thread); LockTimeoutError after lock_timeout."""
+        self._lock.acquire(self.lock_timeout)
+        try:
+            yield
+        finally:
+            self._lock.release()
+
+    @contextlib.contextmanager
+    def try_lock(self) -> Iterator[bool]:
+        """Take the session lock only if it is free right now; yields whether it was taken."""
+        got = self._lock.acquire(0.0, blocking=False)
+        try:
+            yield got
+        finally:
+            if got:
+                self._lock.release()
+
+    @contextlib.contextmanager
+    def maintenance_lock(self) -> Iterator[bool]:
+        """`M/.maintenance.lock` without waiting (contract §8); yields whether it was taken."""
+        lock = _process_lock(self.paths.maintenance_lock)
+        got = lock.acquire(0.0, blocking=False)
+        try:
+            yield got
+        finally:
+            if got:
+                lock.release()
+
+    def holds_lock(self) -> bool:
+        return self._lock.held_by_me()
+
+    def _require_lock(self, what: str) -> None:
+        if not self._lock.held_by_me():
+            raise StoreError(f"{what} needs the session lock {self.paths.lock} held by the caller")
+
+    # ---- session and state
+
+    def exists(self) -> bool:
+        return self.paths.state.is_file() or self.paths.events.is_file()
+
+    def ensure_session(self) -> SessionState:
+        """Create what is missing of the session (root, folder, events.jsonl, state.json)."""
+        with self.lock():
+            return self._merged(self._ensure_session_locked())
+
+    def _ensure_session_locked(self, *, fast: bool = False) -> SessionState:
+        """The state as on disk (creating what is missing); not merged with this store's
+        pending append bookkeeping. `fast`: when state.json reads fine, trust the rest exists
+        (the append path creates events.jsonl itself)."""
+        paths = self.paths
+        if fast:
+            paths.ensure_inside_root()
+            with contextlib.suppress(OSError, StoreError):
+                return self._load_state_file()
+        try:
+            paths.root.mkdir(parents=True, exist_ok=True)
+            paths.ensure_inside_root()
+            created_dir = not paths.session.is_dir()
+            paths.session.mkdir(exist_ok=True)
+            if created_dir:
+                fsync_dir(paths.root)
+            if not paths.events.exists():
+                fd = os.open(paths.events, os.O_WRONLY | os.O_CREAT, 0o666)
+                os.close(fd)
+                fsync_dir(paths.session)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot create the session at {paths.session}: {_reason(exc)}"
+            ) from exc
+        try:
+            return self._load_state_file()
+        except FileNotFoundError:
+            pass
+        except StoreError as exc:
+            aside = self._move_aside(paths.state)
+            self.warnings.append(f"{exc}; moved to {aside.name} and started a fresh state")
+        state = SessionState.fresh()
+        self._write_state_file(state)
+        return state
+
+    def _move_aside(self, path: Path) -> Path:
+        aside = path.with_name(f"{path.name}.corrupt-{_file_stamp()}")
+        n = 2
+        while aside.exists():
+            aside = path.with_name(f"{path.name}.corrupt-{_file_stamp()}-{n}")
+            n += 1
+        try:
+            os.replace(path, aside)
+        except OSError as exc:
+            raise StoreError(f"cannot move {path} aside: {_reason(exc)}") from exc
+        return aside
+
+    def _load_state_file(self) -> SessionState:
+        """Raises FileNotFoundError when missing, StoreError when unreadable or corrupt."""
+        path = self.paths.state
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            raise
+        except OSError as exc:
+            raise StoreError(f"cannot read {path}: {_reason(exc)}") from exc
+        try:
+            obj = json.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+            raise StoreError(f"{path}: not valid JSON ({exc})") from exc
+        return SessionState.from_json(obj, str(path))
+
+    def _merged(self, state: SessionState) -> SessionState:
+        """The state with this store's not-yet-written append bookkeeping applied."""
+        if self._delta_session == state.session_id and self._delta_appended:
+            state.counters["appended"] = state.counters.get("appended", 0) + self._delta_appended
+            state.last_event_at = self._delta_last_event_at
+        return state
+
+    def _write_state_file(self, state: SessionState) -> None:
+        data = json.dumps(state.to_json(), ensure_ascii=False, indent=2) + "\n"
+        atomic_write_bytes(self.paths.state, data.encode("utf-8"))
+        self._delta_session = state.session_id
+        self._delta_appended = 0
+        self._delta_last_event_at = None
+
+    def write_state(self, state: SessionState) -> None:
+        """Write state.json as given (caller holds the lock and read it with `read_state`)."""
+        self._require_lock("write_state")
+        self._write_state_file(state)
+
+    def read_state(self) -> SessionState:
+        """state.json; StoreError when there is no session, a fresh stand-in (with a warning)
+        when it is corrupt. Never creates anything."""
+        self.paths.ensure_inside_root()
+        try:
+            return self._merged(self._load_state_file())
+        except FileNotFoundError:
+            raise StoreError(f"no session at {self.paths.session}") from None
+        except StoreError as exc:
+            if not self.paths.state.exists():
+                raise
+            self.warnings.append(f"{exc}; using a fresh state until the session is repaired")
+            return SessionState.fresh()
+
+    def flush_state(self) -> None:
+        """Write pending append bookkeeping (counters.appended, last_event_at) to state.json."""
+        if not self._delta_appended:
+            return
+        with self.lock():
+            self._write_state_file(self._merged(self._ensure_session_locked()))
+
+    def update_state(self, fn: Callable[[SessionState], SessionState | None]) -> SessionState:
+        """Read, change (fn mutates or returns a new state) and write state.json under the lock."""
+        with self.lock():
+            state = self._merged(self._ensure_session_locked())
+            result = fn(state)
+            if result is not None:
+                state = result
+            self._write_state_file(state)
+            return state
+
+    def set_state(self, **changes: Any) -> SessionState:
+        """Set fields of state.json; unknown names go to `extra`."""
+        known = {f.name for f in fields(SessionState)} - {"extra", "session_id"}
+
+        def apply(state: SessionState) -> None:
+            for key, value in changes.items():
+                if key in known:
+                    setattr(state, key, value)
+                else:
+                    state.extra[key] = value
+
+        return self.update_state(apply)
+
+    def record_prompt_tokens(self, n: int, *, model: str | None = None) -> SessionState:
+        """Keep the largest prompt of the current run (design: Compression Trigger)."""
+        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+            raise BadInputError(f"prompt tokens must be a non-negative integer, got {n!r}")
+
+        def apply(state: SessionState) -> None:
+            state.last_prompt_tokens = max(state.last_prompt_tokens or 0, n)
+            if model is not None:
+                state.model = model
+
+        return self.update_state(apply)
+
+    # ---- events
+
+    def append_events(
+        self, events: Sequence[Mapping[str, Any]], *, where: str = "event"
+    ) -> list[Event]:
+        """Validate, scrub, stamp and append events as whole lines; all or nothing.
+
+        One os.write on an O_APPEND descriptor under the lock, no fsync (see the module
+        docstring). A `user_input` starts a new run: the recorded prompt size is forgotten.
+        """
+        stored: list[Event] = []
+        for i, obj in enumerate(events, 1):
+            event = strip_screenshot_data(validate_event(obj, f"{where} {i}"))
+            if event.get("id") is None:
+                event["id"] = new_event_id()
+            if event.get("ts") is None:
+                event["ts"] = now_ts()
+            stored.append(event)
+        if not stored:
+            return stored
+        payload = b"".join(serialize_event(e, f"{where} {i}") for i, e in enumerate(stored, 1))
+        run_start = next((e["ts"] for e in reversed(stored) if e.get("type") == "user_input"), None)
+        with self.lock():
+            state = self._ensure_session_locked(fast=True)
+            self._append_bytes(payload)
+            if self._delta_session != state.session_id:
+                self._delta_session = state.session_id
+                self._delta_appended = 0
+            self._delta_appended += len(stored)
+            self._delta_last_event_at = now_ts()
+            if run_start is not None:
+                state = self._merged(state)
+                state.last_prompt_tokens = None
+                state.run_started_at = run_start
+                self._write_state_file(state)
+        return stored
+
+    def _append_bytes(self, payload: bytes) -> None:
+        path = self.paths.events
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o666)
+        except OSError as exc:
+            raise StoreError(f"cannot append to {path}: {_reason(exc)}") from exc
+        size = -1
+        try:
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                payload = b"\n" + payload
+            view = memoryview(payload)
+            while view:
+                view = view[os.write(fd, view) :]
+        except OSError as exc:
+            if size >= 0:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, size)
+            raise StoreError(f"cannot append to {path}: {_reason(exc)}") from exc
+        finally:
+            os.close(fd)
+
+    def read_events(self, *, locked: bool = False) -> EventsSnapshot:
+        """Parse events.jsonl; bad lines become CorruptLine, nothing raises on bad data.
+
+        `locked=True` (the caller holds the lock): an unterminated last line can only be a
+        crashed writer's leftover, so it is corrupt. Otherwise it may be a write in flight and is
+        left out as `partial_tail`.
+        """
+        self.paths.ensure_inside_root()
+        path = self.paths.events
+        try:
+            with open(path, "rb") as fh:
+                inode = os.fstat(fh.fileno()).st_ino
+                data = fh.read()
+        except FileNotFoundError:
+            return _empty_snapshot()
+        except OSError as exc:
+            raise StoreError(f"cannot read {path}: {_reason(exc)}") from exc
+        parsed = parse_event_lines(data, final=locked)
+        events = parsed.events()
+        digest = _digest()
+        digest.update(memoryview(data)[: parsed.consumed])
+        return EventsSnapshot(
+            events=events,
+            tokens=[estimate_event_tokens(e) for e in events],
+            corrupt=parsed.corrupt(),
+            size=parsed.consumed,
+            inode=inode,
+            digest=digest.digest(),
+            partial_tail=parsed.tail,
+            next_line=parsed.next_line,
+        )
+
+    def snapshot_still_prefix(self, snap: EventsSnapshot) -> tuple[bool, bytes]:
+        """Whether events.jsonl still begins with `snap`'s bytes, and what was appended since.
+
+        The prefix is compared by digest, not by inode: inode numbers are reused after a
+        rewrite, so an equal inode proves nothing. Caller holds the lock.
+        """
+        self._require_lock("snapshot_still_prefix")
+        path = self.paths.events
+        try:
+            with open(path, "rb") as fh:
+                if os.fstat(fh.fileno()).st_size < snap.size:
+                    return False, b""
+                digest = _digest()
+                left = snap.size
+                while left:
+                    block = fh.read(min(left, _READ_BLOCK))
+                    if not block:
+                        return False, b""
+                    digest.update(block)
+                    left -= len(block)
+                if digest.digest() != snap.digest:
+                    return False, b""
+                return True, fh.read()
+        except FileNotFoundError:
+            return snap.size == 0, b""
+        except OSError as exc:
+            raise StoreError(f"cannot read {path}: {_reason(exc)}") from exc
+
+    def quarantine(self, lines: Sequence[CorruptLine], *, source: str | None = None) -> int:
+        """Append corrupt lines verbatim to corrupt.jsonl (fsynced); returns how many.
+
+        Each record is recoverable: `raw` holds the text, or `raw_b64` the bytes when they are
+        not UTF-8. Caller holds the lock.
+        """
+        if not lines:
+            return 0
+        self._require_lock("quarantine")
+        if source is None:
+            source = os.path.relpath(self.paths.events, self.paths.root)
+        stamp = now_ts()
+        out = bytearray()
+        for line in lines:
+            record: dict[str, Any] = {
+                "source": source,
+                "line": line.line_no,
+                "offset": line.offset,
+                "quarantined_at": stamp,
+                "error": line.error,
+            }
+            try:
+                record["raw"] = line.raw.decode("utf-8")
+            except UnicodeDecodeError:
+                record["raw_b64"] = base64.b64encode(line.raw).decode("ascii")
+            out += json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+            out += b"\n"
+        path = self.paths.corrupt
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o666)
+            try:
+                size = os.fstat(fd).st_size
+                data = bytes(out)
+                if size and os.pread(fd, 1, size - 1) != b"\n":
+                    data = b"\n" + data
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise StoreError(f"cannot write {path}: {_reason(exc)}") from exc
+        return len(lines)
+
+    def replace_events(
+        self, events: Sequence[Event], *, quarantine: Sequence[CorruptLine] = ()
+    ) -> int:
+        """Quarantine `quarantine` first, then atomically rewrite events.jsonl with `events`.
+
+        Caller holds the lock. Returns the bytes written.
+        """
+        self._require_lock("replace_events")
+        self.paths.ensure_inside_root()
+        data = b"".join(
+            serialize_event(strip_screenshot_data(e), f"hot-window event {i}")
+            for i, e in enumerate(events, 1)
+        )
+        self.quarantine(quarantine)
+        atomic_write_bytes(self.paths.events, data)
+        return len(data)
+
+    def count_corrupt_quarantined(self) -> int:
+        """Records in corrupt.jsonl (0 when it does not exist)."""
+        try:
+            data = self.paths.corrupt.read_bytes()
+        except FileNotFoundError:
+            return 0
+        except OSError as exc:
+            raise StoreError(f"cannot read {self.paths.corrupt}: {_reason(exc)}") from exc
+        return sum(1 for line in data.split(b"\n") if line.strip())
+
+
+__all__ = [
+    "MAX_EVENT_BYTES",
+    "CorruptLine",
+    "EventsSnapshot",
+    "ParsedLine",
+    "ParsedLines",
+    "SessionState",
+    "SessionStore",
+    "new_session_id",
+    "parse_event_lines",
+    "serialize_event",
+]
