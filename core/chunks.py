@@ -1,0 +1,436 @@
+"""chunks/index.yaml, chunk files and pending evidence (contract §6 and §8).
+
+Every file name here comes from an id checked by `validate_chunk_id`, so nothing read from
+index.yaml or a directory listing can open a file outside `chunks/`. The index is read with
+`yaml.safe_load` only: a tag that would construct a Python object is refused, never run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import secrets
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from core.atomic import atomic_write_bytes, fsync_dir
+from core.errors import BadInputError, IndexCorruptError, SessionMemoryError, StoreError
+from core.events import Event
+from core.paths import CHUNK_ID_MAX_LEN, CHUNK_ID_RE, MemoryPaths, validate_chunk_id
+from core.scrub import strip_screenshot_data
+from core.store import CorruptLine, parse_event_lines, serialize_event
+
+INDEX_VERSION = 1
+CUT_META_KEYS = (
+    "first_kept_event_id",
+    "tokens_before",
+    "kept_tokens_estimate",
+    "is_split_turn",
+    "turn_start_event_id",
+)
+_ENTRY_KEYS = (
+    "chunk_id",
+    "created_at",
+    "event_count",
+    "first_event_id",
+    "last_event_id",
+    "summary",
+    "cut_meta",
+)
+_CHUNK_NUMBER_RE = re.compile(r"^chunk_(\d+)$")
+_REPAIR_HINT = "run `session-inspector repair`"
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
+def _is_empty(value: Any) -> bool:
+    """Go's omitempty: None, "", 0, False and empty containers are left out."""
+    if value is None or value is False:
+        return True
+    if isinstance(value, (str, list, dict, tuple)) and not value:
+        return True
+    return isinstance(value, int) and value == 0
+
+
+def _as_text(value: Any) -> str:
+    """YAML turns an unquoted timestamp into a datetime; give it back as RFC 3339 text."""
+    if value is None:
+        return ""
+    if isinstance(value, datetime):
+        moment: datetime = value
+        if moment.tzinfo is not None:
+            moment = moment.astimezone(UTC).replace(tzinfo=None)
+        return moment.isoformat() + "Z"
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, str):
+        return value
+    return str(value)
+
+
+@dataclass
+class ChunkEntry:
+    """One entry of index.yaml. Unknown fields (summary_backend, …) stay in `extra`."""
+
+    chunk_id: str
+    created_at: str
+    event_count: int
+    first_event_id: str
+    last_event_id: str
+    summary: str
+    cut_meta: dict[str, Any] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "chunk_id": validate_chunk_id(self.chunk_id),
+            "created_at": self.created_at,
+            "event_count": self.event_count,
+            "first_event_id": self.first_event_id,
+            "last_event_id": self.last_event_id,
+            "summary": self.summary,
+        }
+        given = self.cut_meta or {}
+        ordered = [k for k in CUT_META_KEYS if k in given] + [
+            k for k in given if k not in CUT_META_KEYS
+        ]
+        meta = {k: given[k] for k in ordered if not _is_empty(given[k])}
+        if meta:
+            out["cut_meta"] = meta
+        out.update((k, v) for k, v in self.extra.items() if k not in _ENTRY_KEYS)
+        return out
+
+    @classmethod
+    def from_dict(cls, obj: object, where: str) -> ChunkEntry:
+        """ChunkIdError for a bad id, StoreError when not a mapping; other fields are lenient
+        (a missing or mistyped optional field gets its default)."""
+        if not isinstance(obj, dict):
+            raise StoreError(f"{where}: a chunk entry must be a mapping, got {type(obj).__name__}")
+        try:
+            chunk_id = validate_chunk_id(obj.get("chunk_id"))
+        except BadInputError as exc:
+            raise type(exc)(f"{where}: {exc}") from exc
+        count = obj.get("event_count")
+        cut_meta = obj.get("cut_meta")
+        return cls(
+            chunk_id=chunk_id,
+            created_at=_as_text(obj.get("created_at")),
+            event_count=count if isinstance(count, int) and not isinstance(count, bool) else 0,
+            first_event_id=_as_text(obj.get("first_event_id")),
+            last_event_id=_as_text(obj.get("last_event_id")),
+            summary=_as_text(obj.get("summary")),
+            cut_meta=dict(cut_meta) if isinstance(cut_meta, dict) and cut_meta else None,
+            extra={k: v for k, v in obj.items() if k not in _ENTRY_KEYS},
+        )
+
+
+@dataclass
+class IndexRead:
+    entries: list[ChunkEntry]
+    warnings: list[str]
+    exists: bool = False
+
+
+def _index_error(path: Path, what: str) -> IndexCorruptError:
+    return IndexCorruptError(f"{path}: {what}; {_REPAIR_HINT}")
+
+
+def read_index(paths: MemoryPaths) -> IndexRead:
+    """Entries of index.yaml; IndexCorruptError when the file as a whole cannot be used.
+
+    Single bad entries (not a mapping, invalid id, duplicate id) are skipped with a warning.
+    """
+    path = paths.index
+    paths.ensure_inside_root(paths.chunks_dir)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return IndexRead([], [], exists=False)
+    except OSError as exc:
+        raise StoreError(f"cannot read {path}: {_reason(exc)}") from exc
+    try:
+        doc = yaml.safe_load(data)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = f" at line {mark.line + 1}" if mark is not None else ""
+        problem = exc.problem or exc.context or "unreadable"
+        raise _index_error(path, f"not valid YAML{line} ({problem})") from exc
+    except yaml.YAMLError as exc:
+        first = str(exc).splitlines()[0] if str(exc) else "unreadable"
+        raise _index_error(path, f"not valid YAML ({first})") from exc
+    warnings: list[str] = []
+    if doc is None:
+        return IndexRead([], warnings, exists=True)
+    if not isinstance(doc, dict):
+        raise _index_error(path, f"not a mapping (a YAML {type(doc).__name__})")
+    version = doc.get("version", INDEX_VERSION)
+    if version != INDEX_VERSION:
+        warnings.append(f"{path}: version {version!r}, this program writes {INDEX_VERSION}")
+    raw_chunks = doc.get("chunks")
+    if raw_chunks is None:
+        return IndexRead([], warnings, exists=True)
+    if not isinstance(raw_chunks, list):
+        raise _index_error(path, f"`chunks` is not a list (a YAML {type(raw_chunks).__name__})")
+    entries: list[ChunkEntry] = []
+    seen: set[str] = set()
+    for i, raw in enumerate(raw_chunks, 1):
+        try:
+            entry = ChunkEntry.from_dict(raw, f"{path}: chunk {i}")
+        except SessionMemoryError as exc:
+            warnings.append(f"{exc}; entry skipped")
+            continue
+        if entry.chunk_id in seen:
+            warnings.append(f"{path}: chunk {i}: duplicate chunk id {entry.chunk_id!r}; skipped")
+            continue
+        seen.add(entry.chunk_id)
+        entries.append(entry)
+    return IndexRead(entries, warnings, exists=True)
+
+
+class _IndexDumper(yaml.SafeDumper):
+    """Multi-line strings as `|` block scalars so summaries read naturally in the file."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    if "\n" in value:
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value)
+
+
+_IndexDumper.add_representer(str, _represent_str)
+
+
+def render_index(entries: Sequence[ChunkEntry]) -> str:
+    """index.yaml text; ChunkIdError when an entry has an invalid id."""
+    doc = {"version": INDEX_VERSION, "chunks": [e.to_dict() for e in entries]}
+    return yaml.dump(doc, Dumper=_IndexDumper, allow_unicode=True, sort_keys=False, width=100)
+
+
+def _make_dir(paths: MemoryPaths, folder: Path) -> None:
+    paths.ensure_inside_root(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"cannot create {folder}: {_reason(exc)}") from exc
+
+
+def write_index(paths: MemoryPaths, entries: Sequence[ChunkEntry]) -> None:
+    """Atomically write index.yaml (caller holds the session lock)."""
+    text = render_index(entries)
+    _make_dir(paths, paths.chunks_dir)
+    atomic_write_bytes(paths.index, text.encode("utf-8"))
+
+
+def _events_bytes(events: Iterable[Event], where: str) -> bytes:
+    return b"".join(
+        serialize_event(strip_screenshot_data(e), f"{where} event {i}")
+        for i, e in enumerate(events, 1)
+    )
+
+
+def write_chunk_file(paths: MemoryPaths, chunk_id: str, events: Sequence[Event]) -> Path:
+    """Atomically write `chunks/<chunk_id>.jsonl`; returns its path."""
+    path = paths.chunk_file(chunk_id)
+    data = _events_bytes(events, f"chunk {chunk_id}")
+    _make_dir(paths, paths.chunks_dir)
+    atomic_write_bytes(path, data)
+    return path
+
+
+def _read_jsonl(path: Path) -> tuple[list[Event], list[CorruptLine]]:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise StoreError(f"missing file {path}") from None
+    except OSError as exc:
+        raise StoreError(f"cannot read {path}: {_reason(exc)}") from exc
+    parsed = parse_event_lines(data, final=True)
+    return parsed.events(), parsed.corrupt()
+
+
+def read_chunk_events(paths: MemoryPaths, chunk_id: str) -> tuple[list[Event], list[CorruptLine]]:
+    """The events of a chunk file and its unparsable lines; StoreError when it is missing."""
+    path = paths.chunk_file(chunk_id)
+    paths.ensure_inside_root(paths.chunks_dir)
+    return _read_jsonl(path)
+
+
+def next_chunk_id(existing: Iterable[str]) -> str:
+    """`chunk_NNNN` after the highest `chunk_NNNN` in `existing` (other ids are ignored)."""
+    highest = 0
+    for cid in existing:
+        match = _CHUNK_NUMBER_RE.match(cid) if isinstance(cid, str) else None
+        if match:
+            highest = max(highest, int(match.group(1)))
+    return f"chunk_{highest + 1:04d}"
+
+
+def _valid_stem(name: str, suffix: str) -> str | None:
+    if not name.endswith(suffix):
+        return None
+    stem = name[: -len(suffix)]
+    try:
+        return validate_chunk_id(stem)
+    except BadInputError:
+        return None
+
+
+def list_chunk_files(paths: MemoryPaths, warnings: list[str] | None = None) -> list[str]:
+    """Ids of the `*.jsonl` files in chunks/ (sorted); files with invalid names are skipped."""
+    folder = paths.chunks_dir
+    paths.ensure_inside_root(folder)
+    try:
+        names = sorted(p.name for p in folder.iterdir() if p.is_file())
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise StoreError(f"cannot list {folder}: {_reason(exc)}") from exc
+    ids: list[str] = []
+    for name in names:
+        if not name.endswith(".jsonl") or name.startswith("."):
+            continue
+        cid = _valid_stem(name, ".jsonl")
+        if cid is None:
+            if warnings is not None:
+                warnings.append(f"{folder / name}: not a valid chunk id; ignored")
+            continue
+        ids.append(cid)
+    return ids
+
+
+# --------------------------------------------------------------------------- pending evidence
+
+
+def new_pending_id() -> str:
+    """`pending-<UTC time>-<6 hex>`: sorts by creation time."""
+    return f"pending-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S%fZ')}-{secrets.token_hex(3)}"
+
+
+@dataclass
+class PendingEvidence:
+    """Events cut by a pass that is not finished yet, with its sidecar (summary, cut data)."""
+
+    pending_id: str
+    events: list[Event]
+    meta: dict[str, Any]
+    corrupt: list[CorruptLine]
+
+
+def write_pending(
+    paths: MemoryPaths, pending_id: str, events: Sequence[Event], meta: dict[str, Any]
+) -> None:
+    """Atomically write `<id>.jsonl`, then `<id>.meta.json` (caller holds the session lock)."""
+    events_path = paths.pending_file(pending_id)
+    meta_path = paths.pending_meta_file(pending_id)
+    data = _events_bytes(events, f"pending {pending_id}")
+    try:
+        meta_text = json.dumps(meta, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+        meta_bytes = meta_text.encode("utf-8")
+    except UnicodeEncodeError:
+        meta_bytes = (json.dumps(meta, indent=2, allow_nan=False) + "\n").encode("ascii")
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise StoreError(f"cannot write {meta_path}: meta is not JSON ({exc})") from exc
+    _make_dir(paths, paths.pending_dir)
+    atomic_write_bytes(events_path, data)
+    atomic_write_bytes(meta_path, meta_bytes)
+
+
+def _read_meta(path: Path, warnings: list[str] | None) -> dict[str, Any]:
+    try:
+        obj = json.loads(path.read_bytes().decode("utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        if warnings is not None:
+            warnings.append(f"{path}: unreadable ({exc}); using empty meta")
+        return {}
+    if not isinstance(obj, dict):
+        if warnings is not None:
+            warnings.append(f"{path}: not a JSON object; using empty meta")
+        return {}
+    return obj
+
+
+def list_pending(paths: MemoryPaths, warnings: list[str] | None = None) -> list[PendingEvidence]:
+    """Pending evidence sorted by id; a `.jsonl` without meta is listed with meta {}.
+
+    Files with invalid ids are skipped, with a warning added to `warnings` when given.
+    """
+    folder = paths.pending_dir
+    paths.ensure_inside_root(folder)
+    try:
+        names = sorted(p.name for p in folder.iterdir() if p.is_file())
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise StoreError(f"cannot list {folder}: {_reason(exc)}") from exc
+    out: list[PendingEvidence] = []
+    for name in names:
+        if not name.endswith(".jsonl") or name.startswith("."):
+            continue
+        pid = _valid_stem(name, ".jsonl")
+        if pid is None:
+            if warnings is not None:
+                warnings.append(f"{folder / name}: not a valid pending id; ignored")
+            continue
+        try:
+            events, corrupt = _read_jsonl(paths.pending_file(pid))
+        except StoreError as exc:
+            if warnings is not None:
+                warnings.append(f"{exc}; ignored")
+            continue
+        out.append(
+            PendingEvidence(
+                pid, events, _read_meta(paths.pending_meta_file(pid), warnings), corrupt
+            )
+        )
+    return out
+
+
+def delete_pending(paths: MemoryPaths, pending_id: str) -> None:
+    """Remove the evidence and its sidecar (either may already be gone)."""
+    targets = (paths.pending_file(pending_id), paths.pending_meta_file(pending_id))
+    paths.ensure_inside_root(paths.pending_dir)
+    removed = False
+    for path in targets:
+        try:
+            path.unlink()
+            removed = True
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise StoreError(f"cannot delete {path}: {_reason(exc)}") from exc
+    if removed:
+        with contextlib.suppress(StoreError):
+            fsync_dir(paths.pending_dir)
+
+
+__all__ = [
+    "CHUNK_ID_MAX_LEN",
+    "CHUNK_ID_RE",
+    "CUT_META_KEYS",
+    "INDEX_VERSION",
+    "ChunkEntry",
+    "IndexRead",
+    "PendingEvidence",
+    "delete_pending",
+    "list_chunk_files",
+    "list_pending",
+    "new_pending_id",
+    "next_chunk_id",
+    "read_chunk_events",
+    "read_index",
+    "render_index",
+    "validate_chunk_id",
+    "write_chunk_file",
+    "write_index",
+    "write_pending",
+]
