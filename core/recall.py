@@ -1,0 +1,255 @@
+"""Recall over compacted history (contract §9): BM25 over chunk summaries and event text.
+
+Pure: the manager hands in documents (indexed chunks with source "active", pending evidence with
+source "pending"); nothing here reads a file. The source of a result is whatever its document
+said; a chunk id is opaque and never used to guess it.
+
+Tokenization (the same for documents and queries), after NFKC and lowercasing:
+
+- Latin/alphanumeric text: words split on every non-alphanumeric character (so `src/app_main.py`
+  gives `src`, `app`, `main`, `py`); a compound of several parts joined by `_ . - / : @` is also
+  kept whole (`src/app_main.py`, `parse_config`, `3.14`), so an exact identifier outranks a text
+  that only has its parts.
+- CJK (the Han, kana and Hangul ranges of contract §3): character bigrams of each run, and the
+  character itself for a run of one.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from core.errors import BadInputError
+from core.events import Event
+from core.tokens import content_text
+
+Source = Literal["active", "pending"]
+SOURCES: frozenset[str] = frozenset({"active", "pending"})
+
+BM25_K1 = 1.2
+BM25_B = 0.75
+MAX_MATCHED_EVENTS = 20
+
+_CJK = (
+    "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
+    "\u3040-\u30ff\u31f0-\u31ff\u1100-\u11ff\u3130-\u318f\uac00-\ud7af"
+)
+_CJK_RUN = re.compile(f"[{_CJK}]+")
+_COMPOUND = re.compile(rf"(?:(?![{_CJK}])[^\W_])+(?:[_.\-/:@]+(?:(?![{_CJK}])[^\W_])+)*")
+_PART = re.compile(r"[^\W_]+")
+
+
+def normalize(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).lower()
+
+
+def tokenize(text: str) -> list[str]:
+    """Search terms of a text, in order, duplicates kept (term frequency counts them)."""
+    return _tokens(normalize(text))
+
+
+def _tokens(text: str) -> list[str]:
+    tokens: list[str] = []
+    for run in _CJK_RUN.findall(text):
+        if len(run) == 1:
+            tokens.append(run)
+        else:
+            tokens.extend(run[i : i + 2] for i in range(len(run) - 1))
+    for match in _COMPOUND.finditer(_CJK_RUN.sub(" ", text)):
+        compound = match.group(0)
+        parts = _PART.findall(compound)
+        tokens.extend(parts)
+        if len(parts) > 1:
+            tokens.append(compound)
+    return tokens
+
+
+def event_search_text(event: Event) -> str:
+    """What recall reads of an event: its content, name and arguments."""
+    parts: list[str] = []
+    content = event.get("content")
+    if content is not None:
+        parts.append(content_text(content))
+    name = event.get("name")
+    if isinstance(name, str):
+        parts.append(name)
+    args = event.get("arguments")
+    if args is not None:
+        parts.append(content_text(args))
+    return "\n".join(parts)
+
+
+@dataclass(frozen=True)
+class RecallDoc:
+    """One searchable unit: an indexed chunk ("active") or a pending evidence file."""
+
+    chunk_id: str
+    source: Source
+    summary: str
+    events: Sequence[Event]
+
+    def __post_init__(self) -> None:
+        if self.source not in SOURCES:
+            raise ValueError(f"recall source must be 'active' or 'pending', got {self.source!r}")
+
+
+@dataclass(frozen=True)
+class RecallHit:
+    chunk_id: str
+    source: Source
+    score: float
+    summary: str
+    events: list[Event]
+    """The chunk's events whose own text has a query term, in order, at most 20."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "chunk_id": self.chunk_id,
+            "source": self.source,
+            "score": round(self.score, 4),
+            "summary": self.summary,
+            "events": list(self.events),
+        }
+
+
+@dataclass(frozen=True)
+class RecallResult:
+    results: list[RecallHit]
+    pending_chunks_recalled: int
+    """Results whose source is "pending", and nothing else (never inferred from an id)."""
+
+    @classmethod
+    def of(cls, hits: list[RecallHit]) -> RecallResult:
+        return cls(hits, sum(1 for hit in hits if hit.source == "pending"))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "results": [hit.to_json() for hit in self.results],
+            "pending_chunks_recalled": self.pending_chunks_recalled,
+        }
+
+
+class RecallIndex:
+    """Inverted postings built once; each search touches only the postings of its terms."""
+
+    def __init__(self, docs: Iterable[RecallDoc] = ()) -> None:
+        self.docs: list[RecallDoc] = list(docs)
+        self._postings: dict[str, list[tuple[int, int]]] = {}
+        self._lengths: list[int] = []
+        self._event_texts: list[list[str]] = []
+        for index, doc in enumerate(self.docs):
+            texts = [normalize(event_search_text(event)) for event in doc.events]
+            counts = Counter(tokenize(doc.summary))
+            for text in texts:
+                counts.update(_tokens(text))
+            for term, tf in counts.items():
+                self._postings.setdefault(term, []).append((index, tf))
+            self._lengths.append(sum(counts.values()))
+            self._event_texts.append(texts)
+        total = sum(self._lengths)
+        avgdl = total / len(self._lengths) if total else 1.0
+        self._norms = [BM25_K1 * (1.0 - BM25_B + BM25_B * n / avgdl) for n in self._lengths]
+
+    @classmethod
+    def build(cls, docs: Iterable[RecallDoc]) -> RecallIndex:
+        return cls(docs)
+
+    def __len__(self) -> int:
+        return len(self.docs)
+
+    def search(self, query: str, limit: int = 5) -> RecallResult:
+        """Best documents first (score desc, then chunk id); only scores above 0."""
+        if limit < 1:
+            raise BadInputError(f"recall: limit must be at least 1, got {limit}")
+        terms = list(dict.fromkeys(tokenize(query)))
+        if not terms or not self.docs:
+            return RecallResult([], 0)
+        n_docs = len(self.docs)
+        scores: dict[int, float] = {}
+        for term in terms:
+            postings = self._postings.get(term)
+            if not postings:
+                continue
+            df = len(postings)
+            idf = math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+            weight = idf * (BM25_K1 + 1.0)
+            norms = self._norms
+            for index, tf in postings:
+                scores[index] = scores.get(index, 0.0) + weight * tf / (tf + norms[index])
+        docs = self.docs
+        ranked = heapq.nsmallest(
+            limit,
+            ((i, s) for i, s in scores.items() if s > 0.0),
+            key=lambda item: (-item[1], docs[item[0]].chunk_id, docs[item[0]].source),
+        )
+        matcher = _matcher([t for t in terms if t in self._postings])
+        hits = [
+            RecallHit(
+                chunk_id=self.docs[index].chunk_id,
+                source=self.docs[index].source,
+                score=score,
+                summary=self.docs[index].summary,
+                events=self._matched_events(index, matcher),
+            )
+            for index, score in ranked
+        ]
+        return RecallResult.of(hits)
+
+    def _matched_events(self, index: int, matcher: Callable[[str], bool] | None) -> list[Event]:
+        if matcher is None:
+            return []
+        doc = self.docs[index]
+        out: list[Event] = []
+        for event, text in zip(doc.events, self._event_texts[index], strict=True):
+            if matcher(text):
+                out.append(event)
+                if len(out) >= MAX_MATCHED_EVENTS:
+                    break
+        return out
+
+
+def _is_cjk(ch: str) -> bool:
+    return _CJK_RUN.match(ch) is not None
+
+
+def _is_word_char(ch: str) -> bool:
+    """A character that continues a Latin/alphanumeric word (CJK and "_" do not)."""
+    return ch.isalnum() and not _is_cjk(ch)
+
+
+def _contains_term(text: str, term: str, cjk: bool) -> bool:
+    """Whether `term` occurs in a normalized text as a token would (not inside a longer word)."""
+    if cjk and len(term) > 1:
+        return term in text
+    at = text.find(term)
+    while at >= 0:
+        end = at + len(term)
+        before = text[at - 1] if at > 0 else ""
+        after = text[end] if end < len(text) else ""
+        if cjk:
+            ok = not (before and _is_cjk(before)) and not (after and _is_cjk(after))
+        else:
+            ok = not (before and _is_word_char(before)) and not (after and _is_word_char(after))
+        if ok:
+            return True
+        at = text.find(term, at + 1)
+    return False
+
+
+def _matcher(terms: list[str]) -> Callable[[str], bool] | None:
+    """A test for "this normalized text holds one of the terms" (substring search, no regex
+    compiled per query)."""
+    if not terms:
+        return None
+    checks = [(term, _CJK_RUN.fullmatch(term) is not None) for term in terms]
+
+    def matches(text: str) -> bool:
+        return any(_contains_term(text, term, cjk) for term, cjk in checks)
+
+    return matches
