@@ -76,6 +76,10 @@ def _as_text(value: Any) -> str:
     return str(value)
 
 
+def _opt_text(value: Any) -> str | None:
+    return None if value is None else _as_text(value)
+
+
 @dataclass
 class ChunkEntry:
     """One entry of index.yaml. Unknown fields (summary_backend, …) stay in `extra`."""
@@ -83,8 +87,8 @@ class ChunkEntry:
     chunk_id: str
     created_at: str
     event_count: int
-    first_event_id: str
-    last_event_id: str
+    first_event_id: str | None
+    last_event_id: str | None
     summary: str
     cut_meta: dict[str, Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
@@ -124,8 +128,8 @@ class ChunkEntry:
             chunk_id=chunk_id,
             created_at=_as_text(obj.get("created_at")),
             event_count=count if isinstance(count, int) and not isinstance(count, bool) else 0,
-            first_event_id=_as_text(obj.get("first_event_id")),
-            last_event_id=_as_text(obj.get("last_event_id")),
+            first_event_id=_opt_text(obj.get("first_event_id")),
+            last_event_id=_opt_text(obj.get("last_event_id")),
             summary=_as_text(obj.get("summary")),
             cut_meta=dict(cut_meta) if isinstance(cut_meta, dict) and cut_meta else None,
             extra={k: v for k, v in obj.items() if k not in _ENTRY_KEYS},
@@ -253,7 +257,7 @@ def _read_jsonl(path: Path) -> tuple[list[Event], list[CorruptLine]]:
     except OSError as exc:
         raise StoreError(f"cannot read {path}: {_reason(exc)}") from exc
     parsed = parse_event_lines(data, final=True)
-    return parsed.events(), parsed.corrupt()
+    return parsed.events, parsed.corrupt
 
 
 def read_chunk_events(paths: MemoryPaths, chunk_id: str) -> tuple[list[Event], list[CorruptLine]]:

@@ -163,22 +163,25 @@ class ParsedLine:
 
 @dataclass
 class ParsedLines:
-    """`consumed` bytes were parsed into `lines`; `tail` is an unterminated rest (final=False)."""
+    """`consumed` bytes were parsed into `lines`; `tail` is an unterminated rest (final=False).
+
+    `events` and `corrupt` are the good and the bad lines of `lines`, in file order.
+    """
 
     lines: list[ParsedLine]
     consumed: int
     tail: bytes
     next_line: int
+    events: list[Event] = field(default_factory=list)
+    corrupt: list[CorruptLine] = field(default_factory=list)
 
-    def corrupt(self) -> list[CorruptLine]:
-        return [
-            CorruptLine(p.line_no, p.offset, p.raw, p.error)
-            for p in self.lines
-            if p.error is not None
-        ]
-
-    def events(self) -> list[Event]:
-        return [p.event for p in self.lines if p.event is not None]
+    def __post_init__(self) -> None:
+        if not self.events and not self.corrupt:
+            for p in self.lines:
+                if p.event is not None:
+                    self.events.append(p.event)
+                elif p.error is not None:
+                    self.corrupt.append(CorruptLine(p.line_no, p.offset, p.raw, p.error))
 
 
 def _classify(raw: bytes) -> tuple[Event | None, str | None]:
@@ -396,6 +399,9 @@ class SessionStore:
         self._delta_session: str | None = None
         self._delta_appended = 0
         self._delta_last_event_at: str | None = None
+
+    parse_event_lines = staticmethod(parse_event_lines)
+    """The module's parser, reachable from a store (for bytes from `snapshot_still_prefix`)."""
 
     # ---- locking
 
@@ -660,13 +666,13 @@ class SessionStore:
         except OSError as exc:
             raise StoreError(f"cannot read {path}: {_reason(exc)}") from exc
         parsed = parse_event_lines(data, final=locked)
-        events = parsed.events()
+        events = parsed.events
         digest = _digest()
         digest.update(memoryview(data)[: parsed.consumed])
         return EventsSnapshot(
             events=events,
             tokens=[estimate_event_tokens(e) for e in events],
-            corrupt=parsed.corrupt(),
+            corrupt=parsed.corrupt,
             size=parsed.consumed,
             inode=inode,
             digest=digest.digest(),
