@@ -1,0 +1,562 @@
+"""MemoryManager: the API an agent runtime uses (design: Flow; contract §5, §8–§11).
+
+Appends go straight to the store under the session lock; maintenance runs on a background
+thread, coalesced by a pending flag, so a turn's commit never waits for a summarizer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from core.chunks import (
+    ChunkEntry,
+    list_pending,
+    read_chunk_events,
+    read_index,
+    write_index,
+)
+from core.config import CompactionConfig, load_config
+from core.errors import IndexCorruptError, SessionMemoryError, StoreError
+from core.events import Event, make_event
+from core.maintenance import (
+    PassResult,
+    maintenance_slot,
+    recover_locked,
+    run_pass,
+    write_summaries,
+)
+from core.planner import CompactionPlan, plan_compaction
+from core.prompt import build_prompt_messages
+from core.recall import RecallDoc, RecallIndex, RecallResult
+from core.rotation import RotationResult, rotate
+from core.store import SessionStore
+from core.summarizer import ExtractiveSummarizer, Summarizer, make_summarizer
+from core.trigger import TriggerDecision, should_compress
+
+
+@dataclass
+class Telemetry:
+    """Counters a runtime exports; the TUI shows them."""
+
+    passes: int = 0
+    compactions: int = 0
+    skips: dict[str, int] = field(default_factory=dict)
+    errors: int = 0
+    last_error: str | None = None
+    pending_chunks_recalled: int = 0
+    last_pass: PassResult | None = None
+    max_append_ms: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "passes": self.passes,
+            "compactions": self.compactions,
+            "skips": dict(self.skips),
+            "errors": self.errors,
+            "last_error": self.last_error,
+            "pending_chunks_recalled": self.pending_chunks_recalled,
+            "last_pass_timings_ms": self.last_pass.timings_ms if self.last_pass else None,
+            "max_append_ms": round(self.max_append_ms, 3),
+        }
+
+
+@dataclass(frozen=True)
+class ArchiveInfo:
+    session_id: str
+    path: Path
+    event_count: int
+    chunk_count: int
+    created_at: str | None
+    size_bytes: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "path": str(self.path),
+            "event_count": self.event_count,
+            "chunk_count": self.chunk_count,
+            "created_at": self.created_at,
+            "size_bytes": self.size_bytes,
+        }
+
+
+@dataclass(frozen=True)
+class PlanReport:
+    """What a pass would do now: the trigger's verdict and the planner's cut."""
+
+    trigger: TriggerDecision
+    plan: CompactionPlan
+    events: list[Event]
+    tokens: list[int]
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "should_compress": self.trigger.should_compress,
+            "trigger": self.trigger.trigger,
+            "trigger_reason": self.trigger.reason,
+        }
+        out.update(self.plan.to_json(self.events))
+        out["should_compress"] = self.trigger.should_compress
+        out["trigger"] = self.trigger.trigger
+        return out
+
+
+@dataclass(frozen=True)
+class SessionStatus:
+    memory_dir: Path
+    session_id: str | None
+    event_count: int
+    hot_tokens: int
+    last_prompt_tokens: int | None
+    context_window: int
+    model: str | None
+    should_compress: bool
+    trigger: str | None
+    trigger_reason: str
+    chunk_count: int
+    pending_count: int
+    corrupt_lines: int
+    has_compressed_history: bool
+    archives: list[ArchiveInfo]
+    index_error: str | None
+    warnings: list[str]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "memory_dir": str(self.memory_dir),
+            "session_id": self.session_id,
+            "event_count": self.event_count,
+            "hot_tokens": self.hot_tokens,
+            "last_prompt_tokens": self.last_prompt_tokens,
+            "context_window": self.context_window,
+            "model": self.model,
+            "should_compress": self.should_compress,
+            "trigger": self.trigger,
+            "trigger_reason": self.trigger_reason,
+            "chunk_count": self.chunk_count,
+            "pending_count": self.pending_count,
+            "corrupt_lines": self.corrupt_lines,
+            "has_compressed_history": self.has_compressed_history,
+            "archives": [
+                {
+                    "session_id": a.session_id,
+                    "event_count": a.event_count,
+                    "chunk_count": a.chunk_count,
+                }
+                for a in self.archives
+            ],
+            "index_error": self.index_error,
+            "warnings": list(self.warnings),
+        }
+
+
+class MemoryManager:
+    """One active session under a memory root. Safe to share between threads; other
+    processes (the inspector, the CLI) may act on the same root at the same time."""
+
+    def __init__(
+        self,
+        memory_dir: Path | str,
+        config: CompactionConfig | None = None,
+        *,
+        summarizer: Summarizer | None = None,
+        model: str | None = None,
+        session_dir: Path | None = None,
+        read_only: bool = False,
+    ) -> None:
+        self.memory_dir = Path(memory_dir)
+        self.config = config if config is not None else load_config(memory_dir=memory_dir).config
+        self.summarizer: Summarizer = summarizer or make_summarizer(self.config.summarizer)
+        self.model = model
+        self.read_only = read_only or session_dir is not None
+        self.store = SessionStore(
+            self.memory_dir, lock_timeout=self.config.lock_timeout_seconds, session=session_dir
+        )
+        self.paths = self.store.paths
+        self.telemetry = Telemetry()
+        self.on_pass: Callable[[PassResult], None] | None = None
+        self._cond = threading.Condition()
+        self._running = False
+        self._pending = False
+        self._thread: threading.Thread | None = None
+        self._recall_cache: tuple[tuple[Any, ...], RecallIndex] | None = None
+
+    # -- appends ---------------------------------------------------------------------------
+
+    def _writable(self) -> None:
+        if self.read_only:
+            raise StoreError(f"{self.paths.session} is open read-only")
+
+    def append_many(
+        self, events: Sequence[Mapping[str, Any]], *, where: str = "event"
+    ) -> list[Event]:
+        self._writable()
+        start = time.perf_counter()
+        stored = self.store.append_events(events, where=where)
+        elapsed = (time.perf_counter() - start) * 1000.0
+        self.telemetry.max_append_ms = max(self.telemetry.max_append_ms, elapsed)
+        return stored
+
+    def append(self, event: Mapping[str, Any]) -> Event:
+        return self.append_many([event])[0]
+
+    def begin_run(self, user_text: str, **fields: Any) -> Event:
+        """Append the run's user_input; a long idle gap first closes the session."""
+        self._writable()
+        if self._idle_gap_exceeded():
+            self.rotate()
+        return self.append(make_event("user_input", user_text, **fields))
+
+    def _idle_gap_exceeded(self) -> bool:
+        gap = self.config.idle_gap_minutes
+        if gap <= 0:
+            return False
+        try:
+            st = self.paths.events.stat()
+        except FileNotFoundError:
+            return False
+        return st.st_size > 0 and (time.time() - st.st_mtime) > gap * 60.0
+
+    def record_prompt_tokens(self, n: int, model: str | None = None) -> None:
+        """Keep the largest prompt of the latest run (design: Compression Trigger)."""
+        self._writable()
+        self.store.record_prompt_tokens(int(n), model=model or self.model)
+
+    def commit_run(self, assistant_text: str, **fields: Any) -> Event:
+        event = self.append(make_event("assistant_output", assistant_text, **fields))
+        self.request_maintenance()
+        return event
+
+    # -- maintenance -----------------------------------------------------------------------
+
+    def request_maintenance(self) -> None:
+        """Schedule a pass on a background thread and return at once; a request while one
+        runs sets the pending flag, which runs exactly one more pass after it."""
+        if self.read_only:
+            return
+        with self._cond:
+            if self._running:
+                self._pending = True
+                return
+            self._running = True
+        self._thread = threading.Thread(
+            target=self._maintenance_loop, name="session-maintenance", daemon=True
+        )
+        self._thread.start()
+
+    def _maintenance_loop(self) -> None:
+        while True:
+            try:
+                self._run_and_record()
+            except Exception as exc:  # the thread must survive: reported via telemetry
+                self.telemetry.errors += 1
+                self.telemetry.last_error = f"{type(exc).__name__}: {exc}"
+            with self._cond:
+                if self._pending:
+                    self._pending = False
+                    continue
+                self._running = False
+                self._cond.notify_all()
+                return
+
+    @property
+    def maintenance_running(self) -> bool:
+        with self._cond:
+            return self._running
+
+    def wait_for_maintenance(self, timeout: float | None = None) -> bool:
+        """Block until no background pass runs or is pending; False on timeout."""
+        with self._cond:
+            return self._cond.wait_for(lambda: not self._running, timeout=timeout)
+
+    def _run_and_record(
+        self,
+        *,
+        force: bool = False,
+        focus: str | None = None,
+        prompt_tokens: int | None = None,
+    ) -> PassResult:
+        result = run_pass(
+            self.store,
+            self.config,
+            self.summarizer,
+            force=force,
+            prompt_tokens=prompt_tokens,
+            model=self.model,
+            focus=focus,
+        )
+        self.telemetry.passes += 1
+        self.telemetry.last_pass = result
+        if result.compacted:
+            self.telemetry.compactions += 1
+        else:
+            key = (result.reason or "unknown").split(":", 1)[0]
+            self.telemetry.skips[key] = self.telemetry.skips.get(key, 0) + 1
+        if self.on_pass is not None:
+            self.on_pass(result)
+        return result
+
+    def save(
+        self,
+        *,
+        force: bool = False,
+        focus: str | None = None,
+        prompt_tokens: int | None = None,
+    ) -> PassResult:
+        """Run the maintenance pass synchronously (design: MemoryManager.Save)."""
+        self._writable()
+        return self._run_and_record(force=force, focus=focus, prompt_tokens=prompt_tokens)
+
+    compact = save
+
+    def plan(
+        self,
+        *,
+        prompt_tokens: int | None = None,
+        model: str | None = None,
+        config: CompactionConfig | None = None,
+    ) -> PlanReport:
+        """What a pass would do now; changes nothing."""
+        cfg = config or self.config
+        snap = self.store.read_events()
+        state = self.store.read_state() if self.paths.state.exists() else None
+        pt = (
+            prompt_tokens
+            if prompt_tokens is not None
+            else (state.last_prompt_tokens if state else None)
+        )
+        decision = should_compress(
+            prompt_tokens=pt,
+            event_count=snap.event_count,
+            config=cfg,
+            model=model or self.model or (state.model if state else None),
+        )
+        plan = plan_compaction(snap.events, cfg, tokens=snap.tokens)
+        return PlanReport(trigger=decision, plan=plan, events=snap.events, tokens=snap.tokens)
+
+    def rotate(self) -> RotationResult:
+        self._writable()
+        result = rotate(self.store, self.config)
+        self._recall_cache = None
+        return result
+
+    def repair(self) -> dict[str, int]:
+        """Finish or undo crashed passes, rebuild an unreadable index from the chunk files,
+        and quarantine corrupt lines of events.jsonl (contract §6, §8)."""
+        self._writable()
+        repaired: dict[str, int] = {}
+        with maintenance_slot(self.store, timeout=self.config.lock_timeout_seconds) as free:
+            if not free:
+                raise SessionMemoryError(
+                    f"a maintenance pass holds {self.paths.maintenance_lock}; try again"
+                )
+            with self.store.lock():
+                self.store.ensure_session()
+                try:
+                    read_index(self.paths)
+                except IndexCorruptError:
+                    repaired["index_rebuilt"] = 1
+                    repaired["chunks_reindexed"] = self._rebuild_index()
+                for key, n in recover_locked(self.store, self.config).items():
+                    repaired[key] = repaired.get(key, 0) + n
+                snap = self.store.read_events(locked=True)
+                if snap.corrupt:
+                    self.store.replace_events(snap.events, quarantine=snap.corrupt)
+                repaired["corrupt_lines_quarantined"] = len(snap.corrupt)
+                entries = read_index(self.paths).entries
+                write_summaries(self.store, self.config, entries)
+        self._recall_cache = None
+        return repaired
+
+    def _rebuild_index(self) -> int:
+        """Move the unreadable index aside and index every chunk file again."""
+        from core.chunks import list_chunk_files
+
+        index = self.paths.index
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        aside = index.with_name(f"index.yaml.corrupt-{stamp}")
+        os.replace(index, aside)
+        entries: list[ChunkEntry] = []
+        summarizer = ExtractiveSummarizer()
+        for chunk_id in sorted(list_chunk_files(self.paths)):
+            events, _bad = read_chunk_events(self.paths, chunk_id)
+            mtime = self.paths.chunk_file(chunk_id).stat().st_mtime
+            entries.append(
+                ChunkEntry(
+                    chunk_id=chunk_id,
+                    created_at=datetime.fromtimestamp(mtime, UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                    event_count=len(events),
+                    first_event_id=events[0].get("id") if events else None,
+                    last_event_id=events[-1].get("id") if events else None,
+                    summary=summarizer.summarize(
+                        events, max_tokens=self.config.summarizer.max_summary_tokens
+                    ),
+                    cut_meta=None,
+                    extra={"summary_backend": "extractive", "rebuilt_from": aside.name},
+                )
+            )
+        write_index(self.paths, entries)
+        return len(entries)
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def has_compressed_history(self) -> bool:
+        """True when the active session has indexed chunks (archives never count)."""
+        try:
+            return bool(read_index(self.paths).entries)
+        except IndexCorruptError:
+            return self.paths.summary.exists() and self.paths.summary.stat().st_size > 0
+
+    def build_prompt(self, system_prompt: str, task: str) -> list[dict[str, Any]]:
+        summary_md = None
+        if self.has_compressed_history() and self.paths.summary.exists():
+            summary_md = self.paths.summary.read_text(encoding="utf-8", errors="replace")
+        events = self.store.read_events().events
+        return build_prompt_messages(system_prompt, summary_md, events, task)
+
+    def recall(self, query: str, limit: int = 5) -> RecallResult:
+        """Search the active session's compacted history: indexed chunks (source "active") and
+        pending evidence already cut from the hot window (source "pending"). Never archives."""
+        index = self._recall_index()
+        result = index.search(query, limit=limit)
+        self.telemetry.pending_chunks_recalled += result.pending_chunks_recalled
+        return result
+
+    def _recall_index(self) -> RecallIndex:
+        entries = read_index(self.paths).entries
+        pending = list_pending(self.paths)
+        key = (
+            _stat_key(self.paths.index),
+            _stat_key(self.paths.events),
+            tuple(p.pending_id for p in pending),
+        )
+        if self._recall_cache is not None and self._recall_cache[0] == key:
+            return self._recall_cache[1]
+        docs: list[RecallDoc] = []
+        for entry in entries:
+            try:
+                events, _bad = read_chunk_events(self.paths, entry.chunk_id)
+            except StoreError:
+                events = []
+            docs.append(RecallDoc(entry.chunk_id, "active", entry.summary, events))
+        if pending:
+            hot_ids = {e.get("id") for e in self.store.read_events().events}
+            for p in pending:
+                gone = [e for e in p.events if e.get("id") not in hot_ids]
+                if gone:
+                    summary = p.meta.get("summary")
+                    docs.append(
+                        RecallDoc(
+                            p.pending_id,
+                            "pending",
+                            summary if isinstance(summary, str) else "",
+                            gone,
+                        )
+                    )
+        index = RecallIndex(docs)
+        self._recall_cache = (key, index)
+        return index
+
+    def status(self) -> SessionStatus:
+        warnings: list[str] = []
+        snap = self.store.read_events()
+        state = None
+        if self.paths.state.exists():
+            state = self.store.read_state()
+        index_error = None
+        chunk_count = 0
+        try:
+            read = read_index(self.paths)
+            chunk_count = len(read.entries)
+            warnings.extend(read.warnings)
+        except IndexCorruptError as exc:
+            index_error = str(exc)
+        try:
+            pending_count = len(list_pending(self.paths))
+        except SessionMemoryError as exc:
+            warnings.append(str(exc))
+            pending_count = 0
+        model = self.model or (state.model if state else None)
+        last_prompt = state.last_prompt_tokens if state else None
+        decision = should_compress(
+            prompt_tokens=last_prompt,
+            event_count=snap.event_count,
+            config=self.config,
+            model=model,
+        )
+        warnings.extend(getattr(self.store, "warnings", []))
+        return SessionStatus(
+            memory_dir=self.memory_dir,
+            session_id=state.session_id if state else None,
+            event_count=snap.event_count,
+            hot_tokens=sum(snap.tokens),
+            last_prompt_tokens=last_prompt,
+            context_window=self.config.window_for(model),
+            model=model,
+            should_compress=decision.should_compress,
+            trigger=decision.trigger,
+            trigger_reason=decision.reason,
+            chunk_count=chunk_count,
+            pending_count=pending_count,
+            corrupt_lines=len(snap.corrupt) + self.store.count_corrupt_quarantined(),
+            has_compressed_history=chunk_count > 0,
+            archives=self.list_archives(),
+            index_error=index_error,
+            warnings=warnings,
+        )
+
+    def list_archives(self) -> list[ArchiveInfo]:
+        root = self.paths.archive_root
+        if not root.is_dir():
+            return []
+        out: list[ArchiveInfo] = []
+        for child in sorted(root.iterdir()):
+            if not child.is_dir() or child.is_symlink():
+                continue
+            try:
+                store = SessionStore(self.memory_dir, session=child)
+                snap = store.read_events()
+                try:
+                    chunk_count = len(read_index(store.paths).entries)
+                except IndexCorruptError:
+                    chunk_count = 0
+                created = store.read_state().created_at if store.paths.state.exists() else None
+            except SessionMemoryError:
+                continue
+            size = sum(f.stat().st_size for f in child.rglob("*") if f.is_file())
+            out.append(
+                ArchiveInfo(
+                    session_id=child.name,
+                    path=child,
+                    event_count=snap.event_count,
+                    chunk_count=chunk_count,
+                    created_at=created,
+                    size_bytes=size,
+                )
+            )
+        return out
+
+    def close(self) -> None:
+        """Wait for the background pass (if any) to finish."""
+        self.wait_for_maintenance()
+
+    def __enter__(self) -> MemoryManager:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _stat_key(path: Path) -> tuple[int, int, int] | None:
+    with contextlib.suppress(OSError):
+        st = path.stat()
+        return (st.st_ino, st.st_size, st.st_mtime_ns)
+    return None

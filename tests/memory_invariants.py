@@ -1,0 +1,68 @@
+"""Shared checks over a memory root: every appended event id exactly once, nowhere lost."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            out.append(json.loads(line))
+    return out
+
+
+def session_dirs(root: Path) -> list[Path]:
+    dirs = [root / "session"] if (root / "session").exists() else []
+    archive = root / "session_archive"
+    if archive.exists():
+        dirs.extend(sorted(p for p in archive.iterdir() if p.is_dir()))
+    return dirs
+
+
+def indexed_chunk_ids(session: Path) -> list[str]:
+    index = session / "chunks" / "index.yaml"
+    if not index.exists():
+        return []
+    data = yaml.safe_load(index.read_text(encoding="utf-8")) or {}
+    return [c["chunk_id"] for c in data.get("chunks", [])]
+
+
+def stored_id_counts(root: Path, *, include_pending: bool = False) -> Counter[str]:
+    """Ids across every hot window and indexed chunk file (session and archives).
+
+    Synthetic split-turn events are created by passes, not appended, so they are left out.
+    """
+    counts: Counter[str] = Counter()
+    for session in session_dirs(root):
+        for event in read_jsonl(session / "events.jsonl"):
+            if (event.get("meta") or {}).get("synthetic") != "split_turn_prefix":
+                counts[event["id"]] += 1
+        for chunk_id in indexed_chunk_ids(session):
+            for event in read_jsonl(session / "chunks" / f"{chunk_id}.jsonl"):
+                if (event.get("meta") or {}).get("synthetic") != "split_turn_prefix":
+                    counts[event["id"]] += 1
+        if include_pending:
+            for pending in sorted((session / "chunks" / "pending").glob("*.jsonl")):
+                for event in read_jsonl(pending):
+                    counts[event["id"]] += 1
+    return counts
+
+
+def assert_each_once(root: Path, appended_ids: list[str]) -> None:
+    """The contract's invariant: each appended id appears exactly once, nothing else appears."""
+    counts = stored_id_counts(root)
+    doubled = {i: n for i, n in counts.items() if n > 1}
+    assert not doubled, f"ids stored more than once: {list(doubled)[:5]}"
+    missing = [i for i in appended_ids if i not in counts]
+    assert not missing, f"{len(missing)} appended ids lost, e.g. {missing[:5]}"
+    unknown = set(counts) - set(appended_ids)
+    assert not unknown, f"ids nobody appended: {list(unknown)[:5]}"
