@@ -1,0 +1,213 @@
+"""Recall (contract §9): BM25 over summaries and event text, CJK bigrams, explicit source."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.errors import BadInputError
+from core.events import Event
+from core.recall import RecallDoc, RecallIndex, RecallResult, tokenize
+
+
+def ev(eid: str, text: str, etype: str = "assistant_output", **extra: object) -> Event:
+    return {"id": eid, "type": etype, "role": "assistant", "content": text, **extra}
+
+
+WIFI_DOC = RecallDoc(
+    "chunk_0001",
+    "active",
+    "User asked for the wifi password; found it on the router label.",
+    [
+        ev("a1", "What is the wifi password?", "user_input"),
+        ev("a2", "Reading the router label.", "tool_call", name="read_label"),
+        ev("a3", "The wifi password is hunter2.", "tool_result"),
+        ev("a4", "Password shared with the user."),
+    ],
+)
+ONCE_DOC = RecallDoc(
+    "chunk_0002",
+    "active",
+    "Set up the printer.",
+    [
+        ev("b1", "Please set up the printer in the office.", "user_input"),
+        ev("b2", "The printer joined the wifi network."),
+        ev("b3", "Test page printed."),
+    ],
+)
+CODE_DOC = RecallDoc(
+    "chunk_0003",
+    "active",
+    "Fixed a crash in parse_config.",
+    [
+        ev("c1", "parse_config raised KeyError 'timeout' in src/config_loader.py"),
+        ev("c2", "Added a default."),
+    ],
+)
+PARTS_DOC = RecallDoc(
+    "chunk_0004",
+    "active",
+    "Config review.",
+    [ev("d1", "We parse the file, then config values are checked.")],
+)
+CJK_DOC = RecallDoc(
+    "chunk_0005",
+    "pending",
+    "用户要求打开网络设置并连接家里的路由器。",
+    [
+        ev("e1", "请打开网络设置", "user_input"),
+        ev("e2", "已打开设置页面"),
+        ev("e3", "已连接到路由器"),
+    ],
+)
+CJK_OTHER = RecallDoc(
+    "chunk_0006",
+    "active",
+    "用户询问天气。",
+    [ev("f1", "今天天气很好，网速也不错")],
+)
+
+ALL = [WIFI_DOC, ONCE_DOC, CODE_DOC, PARTS_DOC, CJK_DOC, CJK_OTHER]
+
+
+def ids(result: RecallResult) -> list[str]:
+    return [hit.chunk_id for hit in result.results]
+
+
+def test_tokenize_words_identifiers_and_cjk_bigrams() -> None:
+    assert tokenize("Open src/app_main.py") == [
+        "open", "src", "app", "main", "py", "src/app_main.py",
+    ]  # fmt: skip
+    assert tokenize("网络设置 好") == ["网络", "络设", "设置", "好"]
+    assert tokenize("ＷｉＦｉ") == ["wifi"]  # full-width forms fold to ASCII
+    assert tokenize("...  ---") == []
+
+
+def test_topic_chunk_beats_a_passing_mention() -> None:
+    result = RecallIndex(ALL).search("wifi password")
+    assert ids(result)[:2] == ["chunk_0001", "chunk_0002"]
+    assert result.results[0].score > result.results[1].score > 0
+
+
+def test_exact_identifier_beats_its_parts() -> None:
+    result = RecallIndex(ALL).search("parse_config")
+    assert ids(result)[0] == "chunk_0003"
+    assert "chunk_0004" in ids(result)  # the parts alone still match, lower
+    assert result.results[0].score > result.results[1].score
+
+
+def test_path_query() -> None:
+    result = RecallIndex(ALL).search("src/config_loader.py")
+    assert ids(result)[0] == "chunk_0003"
+    assert [e["id"] for e in result.results[0].events] == ["c1"]
+
+
+def test_cjk_query_by_bigrams() -> None:
+    result = RecallIndex(ALL).search("网络设置")
+    assert ids(result) == ["chunk_0005"]  # 网速 in chunk_0006 shares no bigram
+    hit = result.results[0]
+    assert hit.source == "pending"
+    # e1 holds all of 网络设置; e2 (已打开设置页面) shares the bigram 设置; e3 none.
+    assert [e["id"] for e in hit.events] == ["e1", "e2"]
+    assert hit.summary == CJK_DOC.summary
+
+
+def test_cjk_inside_mixed_text() -> None:
+    doc = RecallDoc("x", "active", "", [ev("m1", "打开wifi设置")])
+    result = RecallIndex([doc, WIFI_DOC]).search("wifi设置")
+    assert ids(result)[0] == "x"
+    assert [e["id"] for e in result.results[0].events] == ["m1"]
+
+
+def test_matched_events_are_those_with_a_query_term_in_order() -> None:
+    result = RecallIndex(ALL).search("password")
+    hit = result.results[0]
+    assert hit.chunk_id == "chunk_0001"
+    assert [e["id"] for e in hit.events] == ["a1", "a3", "a4"]
+    assert hit.events[0] is WIFI_DOC.events[0]
+
+
+def test_word_inside_a_longer_word_does_not_match_an_event() -> None:
+    doc = RecallDoc("x", "active", "the wifi", [ev("1", "wifipassword"), ev("2", "wifi on")])
+    hit = RecallIndex([doc]).search("wifi").results[0]
+    assert [e["id"] for e in hit.events] == ["2"]
+
+
+def test_matched_events_are_capped() -> None:
+    doc = RecallDoc("big", "active", "", [ev(str(i), f"router {i}") for i in range(50)])
+    hit = RecallIndex([doc]).search("router").results[0]
+    assert [e["id"] for e in hit.events] == [str(i) for i in range(20)]
+
+
+def test_summary_only_match_has_no_events() -> None:
+    result = RecallIndex(ALL).search("found")
+    assert ids(result) == ["chunk_0001"]
+    assert [e["id"] for e in result.results[0].events] == []
+
+
+def test_name_and_arguments_are_searched() -> None:
+    doc = RecallDoc(
+        "t",
+        "active",
+        "",
+        [{"id": "t1", "type": "tool_call", "name": "screenshot", "arguments": {"zoom": 3}}],
+    )
+    index = RecallIndex([doc])
+    assert ids(index.search("screenshot")) == ["t"]
+    assert ids(index.search("zoom")) == ["t"]
+
+
+def test_pending_count_uses_source_only() -> None:
+    docs = [
+        RecallDoc("pending-7f3a", "active", "router firmware update", []),
+        RecallDoc("chunk_0009", "pending", "router reboot", []),
+        RecallDoc("chunk_0010", "active", "router logs", []),
+    ]
+    result = RecallIndex.build(docs).search("router", limit=5)
+    assert {h.chunk_id: h.source for h in result.results} == {
+        "pending-7f3a": "active",
+        "chunk_0009": "pending",
+        "chunk_0010": "active",
+    }
+    assert result.pending_chunks_recalled == 1
+    data = result.to_json()
+    assert data["pending_chunks_recalled"] == 1
+    assert {r["chunk_id"]: r["source"] for r in data["results"]}["pending-7f3a"] == "active"
+    assert set(data["results"][0]) == {"chunk_id", "source", "score", "summary", "events"}
+
+
+def test_limit_and_tie_order() -> None:
+    docs = [RecallDoc(f"c{i}", "active", "same text", []) for i in (3, 1, 2)]
+    index = RecallIndex(docs)
+    assert ids(index.search("same", limit=2)) == ["c1", "c2"]
+    assert ids(index.search("same", limit=1)) == ["c1"]
+    with pytest.raises(BadInputError):
+        index.search("same", limit=0)
+
+
+def test_empty_or_unknown_query_gives_nothing() -> None:
+    index = RecallIndex(ALL)
+    for query in ("", "   ", "!!!", "zebra"):
+        result = index.search(query)
+        assert result.results == [] and result.pending_chunks_recalled == 0
+    assert RecallIndex([]).search("wifi").results == []
+
+
+def test_bad_source_is_refused() -> None:
+    with pytest.raises(ValueError):
+        RecallDoc("x", "archive", "", [])  # type: ignore[arg-type]
+
+
+def test_large_index_answers() -> None:
+    """1,000 docs × 100 events: the right doc comes first (timing is measured, not asserted)."""
+    docs = [
+        RecallDoc(
+            f"chunk_{d:04d}",
+            "active",
+            f"summary {d}",
+            [ev(f"{d}-{i}", f"event {i} of chunk {d} filler text") for i in range(100)],
+        )
+        for d in range(1000)
+    ]
+    docs[617] = RecallDoc("chunk_0617", "active", "the needle zebra", docs[617].events)
+    result = RecallIndex(docs).search("zebra needle")
+    assert ids(result) == ["chunk_0617"]
