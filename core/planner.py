@@ -144,7 +144,8 @@ class CompactionPlan:
     cut_index: int | None
     """Final cut after pull-in and advance: events[cut_index:] are retained."""
     first_kept_event_id: str | None
-    """The id of events[cut_index] (never the pinned root, never a synthetic event)."""
+    """The id of events[cut_index]: the first retained event, never the pinned root nor the
+    synthetic event this pass will add (contract §6)."""
     root_index: int | None
     """The earliest turn boundary, pinned or not."""
     pinned_root_index: int | None
