@@ -3,14 +3,31 @@ and that hostile text is shown literally without ever running an action."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.app import App
+from textual.app import App, ComposeResult
 from textual.screen import Screen
-from textual.widgets import Input, Select, Static, TextArea
+from textual.widget import Widget
+from textual.widgets import DataTable, Input, Select, Static, TextArea
+from textual.widgets._markdown import MarkdownBlock
 
+from core.atomic import atomic_write_text
+from core.chunks import (
+    ChunkEntry,
+    list_pending,
+    write_chunk_file,
+    write_index,
+    write_pending,
+)
+from core.config import CompactionConfig
+from core.events import make_event, new_event_id
+from core.manager import MemoryManager
+from core.summaries import render_summary
 from inspector.screens import AppendEventScreen, ConfirmScreen, FocusPromptScreen
+from inspector.widgets.chunks_view import ChunksView
+from inspector.widgets.summary_view import SummaryView
 
 HOSTILE = [
     "[@click=app.quit]x[/]",
@@ -40,6 +57,110 @@ class ScreenHost(App[None]):
 
 def static_text(widget: Static) -> str:
     return str(widget.render())
+
+
+class ViewHost(App[None]):
+    """Mounts one view; `sentinel` counts calls of an action hostile text might try to run."""
+
+    def __init__(self, view: Widget) -> None:
+        super().__init__()
+        self.view = view
+        self.sentinel_calls = 0
+
+    def compose(self) -> ComposeResult:
+        yield self.view
+
+    def action_sentinel(self) -> None:
+        self.sentinel_calls += 1
+
+
+SPLIT_SUMMARY = (
+    "history: the user asked about logs\n\n---\n\nTurn Context (split turn):\n"
+    "prefix: the assistant started grepping"
+)
+HOSTILE_TEXT = " ".join([*HOSTILE, "[@click=app.sentinel]run[/]"])
+
+
+def ev(etype: str, content: Any, **extra: Any) -> dict[str, Any]:
+    event = make_event(etype, content, **extra)
+    event["id"] = new_event_id()
+    event["ts"] = "2026-11-29T17:45:43.120Z"
+    return event
+
+
+@pytest.fixture
+def memory(tmp_path: Path) -> MemoryManager:
+    """A memory root written through core: a hot window, two indexed chunks (the second a
+    split turn with hostile text), pending evidence and summary files."""
+    config = CompactionConfig(summary_max_chunks=1, max_rolling_summary_lines=5)
+    manager = MemoryManager(tmp_path / "memory", config)
+    manager.store.ensure_session()
+    manager.store.append_events(
+        [ev("user_input", "root task"), ev("assistant_output", "working on it")]
+    )
+    first = [ev("user_input", "find the logs"), ev("assistant_output", "found /var/log")]
+    second = [
+        ev("user_input", HOSTILE_TEXT),
+        ev("tool_call", None, name="grep", tool_call_id="c1", arguments={"q": "x"}),
+        ev("tool_result", "x" * 5000, name="grep", tool_call_id="c1"),
+    ]
+    entries = [
+        ChunkEntry(
+            "chunk_0001",
+            "2026-11-29T17:00:00Z",
+            2,
+            first[0]["id"],
+            first[-1]["id"],
+            "the user asked for logs",
+            None,
+            {"summary_backend": "extractive"},
+        ),
+        ChunkEntry(
+            "chunk_0002",
+            "2026-11-29T17:30:00Z",
+            3,
+            second[0]["id"],
+            second[-1]["id"],
+            SPLIT_SUMMARY + " " + HOSTILE_TEXT,
+            {
+                "first_kept_event_id": "ev_k",
+                "tokens_before": 1234,
+                "is_split_turn": True,
+                "turn_start_event_id": second[0]["id"],
+            },
+            {"summary_backend": "openai"},
+        ),
+    ]
+    with manager.store.lock():
+        write_chunk_file(manager.paths, "chunk_0001", first)
+        write_chunk_file(manager.paths, "chunk_0002", second)
+        write_index(manager.paths, entries)
+        write_pending(
+            manager.paths,
+            "pending-20261129T180000000000Z-abcdef",
+            [ev("user_input", "pending question")],
+            {"summary": "pending summary"},
+        )
+    rendered = render_summary(
+        [(e.chunk_id, e.summary) for e in entries],
+        summary_max_chunks=1,
+        max_rolling_summary_lines=5,
+    )
+    atomic_write_text(manager.paths.summary, rendered.summary_md)
+    atomic_write_text(manager.paths.summary_archive, rendered.archive_md)
+    return manager
+
+
+def cells(table: DataTable[Any], row: int) -> list[str]:
+    return [getattr(c, "plain", str(c)) for c in table.get_row_at(row)]
+
+
+async def settle(app: App[Any], pilot: Any) -> None:
+    """Wait for the views' workers and the messages they post."""
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    await app.workers.wait_for_complete()
+    await pilot.pause()
 
 
 # --- ConfirmScreen -------------------------------------------------------------------------
@@ -176,3 +297,264 @@ async def test_append_form_blank_role_uses_default_and_escape_cancels() -> None:
         await pilot.press(*"draft", "escape")
         await pilot.pause()
         assert app.results == [None]
+
+
+# --- ChunksView ----------------------------------------------------------------------------
+
+
+async def test_chunks_view_reload_shows_index_and_pending(memory: MemoryManager) -> None:
+    view = ChunksView()
+    view.manager = memory
+    app = ViewHost(view)
+    async with app.run_test(size=(80, 24)) as pilot:
+        view.reload()
+        await settle(app, pilot)
+        table = view.query_one(DataTable)
+        assert table.row_count == 3
+        row0, row1, row2 = cells(table, 0), cells(table, 1), cells(table, 2)
+        assert row0[:3] == ["chunk_0001", "active", "2"]
+        assert row0[7] == "extractive"
+        assert row1[:3] == ["chunk_0002", "active", "3"]
+        assert row1[6] == "split" and row1[7] == "openai"
+        assert '"tokens_before":1234' in row1[8]
+        assert row2[1] == "pending" and row2[0].startswith("pending-2026")
+        assert row2[2] == "1"
+        # First row selected: summary at once, events read by the worker.
+        assert "the user asked for logs" in static_text(view.query_one("#chunks-summary", Static))
+        events = static_text(view.query_one("#chunks-events", Static))
+        assert "find the logs" in events and "found /var/log" in events
+
+
+async def test_chunks_view_split_turn_marked_and_hostile_text_literal(
+    memory: MemoryManager,
+) -> None:
+    view = ChunksView()
+    view.manager = memory
+    app = ViewHost(view)
+    async with app.run_test(size=(80, 24)) as pilot:
+        view.reload()
+        await settle(app, pilot)
+        table = view.query_one(DataTable)
+        table.focus()
+        await pilot.press("down")
+        await settle(app, pilot)
+        assert view.selected_chunk_id == "chunk_0002"
+        summary = static_text(view.query_one("#chunks-summary", Static))
+        assert "history: the user asked about logs" in summary
+        assert "split turn: turn context" in summary
+        assert "│ prefix: the assistant started grepping" in summary
+        assert "Turn Context (split turn):" not in summary  # replaced by the visible marker
+        for literal in (
+            "[@click=app.quit]x[/]",
+            "[link=file:///etc/passwd]x[/link]",
+            "[b unbalanced",
+            "␛[31mred",
+            "␛]0;title␇",
+            "<U+202E>",
+        ):
+            assert literal in summary
+        assert "\x1b" not in summary and "\u202e" not in summary
+        events = static_text(view.query_one("#chunks-events", Static))
+        assert "[@click=app.sentinel]run[/]" in events and "grep" in events
+        assert "\x1b" not in events
+        # Clicking everywhere on the detail and the table runs no action.
+        for selector in ("#chunks-summary", "#chunks-events", "#chunks-table"):
+            for x in range(0, 70, 7):
+                await pilot.click(selector, offset=(x, 1))
+        await pilot.pause()
+        assert app.sentinel_calls == 0 and app.is_running
+        # Enter moves to the detail pane, escape goes back.
+        table.focus()
+        await pilot.press("enter")
+        assert app.focused is view.query_one("#chunks-detail")
+        await pilot.press("escape")
+        assert app.focused is table
+
+
+async def test_chunks_view_pending_row_shows_its_events(memory: MemoryManager) -> None:
+    view = ChunksView()
+    app = ViewHost(view)
+    async with app.run_test(size=(80, 24)) as pilot:
+        pending = list_pending(memory.paths)
+        view.set_data([], pending)
+        await pilot.pause()
+        assert cells(view.query_one(DataTable), 0)[1] == "pending"
+        assert "pending summary" in static_text(view.query_one("#chunks-summary", Static))
+        assert "pending question" in static_text(view.query_one("#chunks-events", Static))
+
+
+async def test_chunks_view_hostile_chunk_id_and_missing_file(memory: MemoryManager) -> None:
+    hostile_id = "[@click=app.sentinel]x[/]\x1b[31m\u202e"
+    entry = ChunkEntry(hostile_id, "[b", 1, "[@click=app.quit]a[/]", None, "s", None, {})
+    gone = ChunkEntry("chunk_0404", "", 1, None, None, "", None, {})
+    view = ChunksView()
+    view.manager = memory
+    app = ViewHost(view)
+    async with app.run_test(size=(80, 24)) as pilot:
+        view.set_data([entry, gone], [])
+        await settle(app, pilot)
+        row = cells(view.query_one(DataTable), 0)
+        assert row[0] == "[@click=app.sentinel]x[/]␛[31m<U+202E>"
+        assert row[3] == "[@click=app.quit]a[/]" and row[5] == "[b"
+        # The id is refused before any file is opened; the error is shown, not raised.
+        events = static_text(view.query_one("#chunks-events", Static))
+        assert "invalid chunk id" in events
+        view.query_one(DataTable).focus()
+        await pilot.press("down")
+        await settle(app, pilot)
+        assert "missing file" in static_text(view.query_one("#chunks-events", Static))
+        await pilot.click("#chunks-table", offset=(3, 1))
+        assert app.sentinel_calls == 0 and app.is_running
+
+
+async def test_chunks_view_unreadable_index_shows_error(memory: MemoryManager) -> None:
+    memory.paths.index.write_text("chunks: [unbalanced\n  - {\n", encoding="utf-8")
+    view = ChunksView()
+    view.manager = memory
+    app = ViewHost(view)
+    async with app.run_test(size=(80, 24)) as pilot:
+        view.reload()
+        await settle(app, pilot)
+        error = static_text(view.query_one("#chunks-error", Static))
+        assert "chunk index unreadable" in error and "index.yaml" in error
+        assert "repair" in error
+        assert view.query_one("#chunks-error").display
+        # Pending evidence is still listed.
+        assert cells(view.query_one(DataTable), 0)[1] == "pending"
+        assert app.is_running
+
+
+async def test_chunks_view_index_warning_for_hostile_id_entry(memory: MemoryManager) -> None:
+    memory.paths.index.write_text(
+        'version: 1\nchunks:\n  - chunk_id: "../../etc/passwd[@click=app.sentinel]x[/]"\n'
+        "    summary: s\n  - chunk_id: chunk_0001\n    summary: ok\n",
+        encoding="utf-8",
+    )
+    view = ChunksView()
+    view.manager = memory
+    app = ViewHost(view)
+    async with app.run_test(size=(80, 24)) as pilot:
+        view.reload()
+        await settle(app, pilot)
+        notice = static_text(view.query_one("#chunks-error", Static))
+        assert "warning:" in notice and "[@click=app.sentinel]x[/]" in notice
+        assert cells(view.query_one(DataTable), 0)[0] == "chunk_0001"
+        await pilot.click("#chunks-error", offset=(40, 0))
+        assert app.sentinel_calls == 0
+
+
+async def test_chunks_view_empty() -> None:
+    view = ChunksView()
+    app = ViewHost(view)
+    async with app.run_test(size=(80, 24)) as pilot:
+        view.set_data([], [])
+        await pilot.pause()
+        assert view.query_one(DataTable).row_count == 0
+        assert "No chunks yet" in static_text(view.query_one("#chunks-summary", Static))
+
+
+# --- SummaryView ---------------------------------------------------------------------------
+
+
+def markdown_text(view: SummaryView, md_id: str) -> str:
+    return "\n".join(str(b.render()) for b in view.query_one(md_id).query(MarkdownBlock))
+
+
+async def test_summary_view_reload_renders_markdown_and_line_count(
+    memory: MemoryManager,
+) -> None:
+    view = SummaryView()
+    view.manager = memory
+    app = ViewHost(view)
+    async with app.run_test(size=(80, 24)) as pilot:
+        view.reload()
+        await settle(app, pilot)
+        await pilot.pause()
+        rendered = markdown_text(view, "#summary-md")
+        assert "Rolling Summary" in rendered and "Recent Chunks" in rendered
+        assert "chunk_0002" in rendered
+        status = static_text(view.query_one("#summary-status", Static))
+        assert view.rolling_line_count == 1
+        assert "1 / 5 lines" in status and "Recent Chunks 1" in status
+        assert "[@click=app.quit]x[/]" in rendered
+        assert "\x1b" not in rendered
+        # Archive, raw: keys switch what is shown.
+        view.query_one("#summary-rendered").focus()
+        await pilot.press("a")
+        assert view.file == "archive"
+        assert "chunk_0001" in markdown_text(view, "#archive-md")
+        await pilot.press("v")
+        assert view.raw
+        assert app.focused is view.query_one("#archive-raw")
+        raw = view.query_one("#summary-raw", TextArea).text
+        assert "- **chunk_0002**" in raw and "␛[31mred" in raw and "\x1b" not in raw
+        assert "summary_archive.md (raw)" in static_text(view.query_one("#summary-status", Static))
+
+
+async def test_summary_view_links_never_run_anything() -> None:
+    hostile_md = (
+        "# Session History (compressed chunks)\n\n## Rolling Summary\n\n"
+        "[a link](app.sentinel) <file:///etc/passwd> [@click=app.sentinel]x[/]\n\n"
+        "## Recent Chunks\n\n- **chunk_0001**\n  see [here](javascript:alert(1))\n"
+    )
+    view = SummaryView()
+    app = ViewHost(view)
+    opened: list[str] = []
+    app.open_url = lambda url, *a, **k: opened.append(url)  # type: ignore[method-assign]
+    async with app.run_test(size=(80, 24)) as pilot:
+        await view.set_data(hostile_md, None, 100)
+        await pilot.pause()
+        blocks = list(view.query_one("#summary-md").query(MarkdownBlock))
+        paragraph = next(b for b in blocks if "a link" in str(b.render()))
+        for x in range(0, 60, 2):
+            await pilot.click(paragraph, offset=(x, 0))
+        await pilot.pause()
+        assert app.sentinel_calls == 0 and app.is_running and opened == []
+        assert any("not followed" in str(n.message) for n in app._notifications)
+        assert "[@click=app.sentinel]x[/]" in str(paragraph.render())
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "\n\n",
+        "just [b some\x1b[31m nonsense\n```\nunclosed fence",
+        "x" * 300_000,
+        "## Recent Chunks\n- **[@click=app.quit]x[/]**\n  \u202eevil\n",
+    ],
+)
+async def test_summary_view_hand_edited_files_render(text: str) -> None:
+    view = SummaryView()
+    app = ViewHost(view)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await view.set_data(text, "", 100)
+        await pilot.pause()
+        status = static_text(view.query_one("#summary-status", Static))
+        assert "summary.md" in status
+        if not text.strip():
+            assert "empty" in status
+            assert "summary.md is empty" in markdown_text(view, "#summary-md")
+        else:
+            assert "⚠" in status  # parse_summary_md's problems are listed
+        await pilot.press("tab", "v")
+        await pilot.pause()
+        assert app.is_running and app.sentinel_calls == 0
+
+
+async def test_summary_view_missing_file_and_over_cap() -> None:
+    view = SummaryView()
+    app = ViewHost(view)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await view.set_data(None, None, 100)
+        assert view.rolling_line_count is None
+        assert "No summary.md yet" in markdown_text(view, "#summary-md")
+        lines = "\n".join(f"line {i}" for i in range(7))
+        md = (
+            "# Session History (compressed chunks)\n\n## Rolling Summary\n\n"
+            f"{lines}\n\n## Recent Chunks\n"
+        )
+        await view.set_data(md, None, 5)
+        await pilot.pause()
+        assert view.rolling_line_count == 7
+        assert "7 / 5 lines" in static_text(view.query_one("#summary-status", Static))

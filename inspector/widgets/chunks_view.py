@@ -1,0 +1,455 @@
+"""ChunksView: the chunk index (index.yaml) and pending evidence as a table, plus the selected
+chunk's summary (split-turn part marked) and its events, read lazily.
+
+Public API (for the app):
+
+    view = ChunksView(id="chunks")
+    view.manager: MemoryManager | None       # set by the app; used for lazy reads only
+    view.set_data(entries: Sequence[ChunkEntry], pending: Sequence[PendingEvidence],
+                  index_error: str | None = None, *, warnings: Sequence[str] = ()) -> None
+        # Plain data in, loaded by the app (e.g. in its own worker). Indexed chunks show with
+        # source "active", pending evidence with source "pending". index_error (the message of
+        # an IndexCorruptError) is shown as a line above the table instead of a crash;
+        # warnings (IndexRead.warnings, list_pending's) as a dim line under it.
+        # The cursor stays on the same chunk id when it is still there.
+    view.reload() -> None
+        # Convenience: reads index + pending through `manager.paths` in a thread worker and
+        # applies them with set_data (IndexCorruptError becomes index_error).
+    view.selected_chunk_id -> str | None
+
+Selecting a row (cursor move) shows the summary at once and reads `<chunk_id>.jsonl` in a
+thread worker (`read_chunk_events(manager.paths, id)`); pending rows already carry their
+events. Enter on a row moves focus to the detail pane; escape in the detail pane goes back.
+
+Messages posted (bubble): `ChunksView.ChunkHighlighted(chunk_id: str, source: str)`.
+Styles: DEFAULT_CSS below. Every cell and text is a `rich.text.Text` from inspector.safe_text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.coordinate import Coordinate
+from textual.message import Message
+from textual.widgets import DataTable, Static
+from textual.worker import get_current_worker
+
+from core.chunks import ChunkEntry, PendingEvidence, list_pending, read_chunk_events, read_index
+from core.errors import SessionMemoryError
+from core.tokens import compact_json, content_text
+from inspector.safe_text import one_line, safe_line, safe_text
+
+if TYPE_CHECKING:
+    from core.manager import MemoryManager
+
+SPLIT_MARKER = "Turn Context (split turn):"
+SPLIT_SEPARATOR = "\n\n---\n\n"
+MAX_EVENTS_SHOWN = 2000
+SUMMARY_LIMIT = 20_000
+PREVIEW_LIMIT = 300
+
+SOURCE_STYLE = {"active": "bold green", "pending": "bold yellow"}
+
+
+@dataclass
+class ChunkRow:
+    """One table row: an indexed chunk or a pending evidence file, reduced to plain values."""
+
+    chunk_id: str
+    source: str
+    event_count: int | None
+    first_event_id: str | None
+    last_event_id: str | None
+    created_at: str | None
+    is_split_turn: bool
+    summary_backend: str | None
+    cut_meta: dict[str, Any] | None
+    summary: str
+    events: list[dict[str, Any]] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _str_or_none(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+def row_from_entry(entry: ChunkEntry) -> ChunkRow:
+    cut_meta = entry.cut_meta if isinstance(entry.cut_meta, dict) else None
+    extra = entry.extra if isinstance(entry.extra, dict) else {}
+    summary = entry.summary if isinstance(entry.summary, str) else content_text(entry.summary)
+    return ChunkRow(
+        chunk_id=str(entry.chunk_id),
+        source="active",
+        event_count=entry.event_count if isinstance(entry.event_count, int) else None,
+        first_event_id=_str_or_none(entry.first_event_id),
+        last_event_id=_str_or_none(entry.last_event_id),
+        created_at=_str_or_none(entry.created_at),
+        is_split_turn=bool(cut_meta and cut_meta.get("is_split_turn")) or SPLIT_MARKER in summary,
+        summary_backend=_str_or_none(extra.get("summary_backend")),
+        cut_meta=cut_meta,
+        summary=summary,
+        extra=extra,
+    )
+
+
+def row_from_pending(pending: PendingEvidence) -> ChunkRow:
+    meta = pending.meta if isinstance(pending.meta, dict) else {}
+    events = [e for e in pending.events if isinstance(e, dict)]
+    raw_entry = meta.get("entry")
+    entry: dict[str, Any] = raw_entry if isinstance(raw_entry, dict) else {}
+    raw_cut = entry.get("cut_meta")
+    cut_meta: dict[str, Any] | None = raw_cut if isinstance(raw_cut, dict) else None
+    summary = meta.get("summary")
+    return ChunkRow(
+        chunk_id=str(pending.pending_id),
+        source="pending",
+        event_count=len(events),
+        first_event_id=_str_or_none(events[0].get("id")) if events else None,
+        last_event_id=_str_or_none(events[-1].get("id")) if events else None,
+        created_at=_str_or_none(meta.get("created_at") or entry.get("created_at")),
+        is_split_turn=bool(cut_meta and cut_meta.get("is_split_turn")),
+        summary_backend=_str_or_none(entry.get("summary_backend")),
+        cut_meta=cut_meta,
+        summary=summary if isinstance(summary, str) else "",
+        events=events,
+        extra=meta,
+    )
+
+
+def summary_text(summary: str) -> Text:
+    """The chunk summary with the split-turn part visibly marked (contract §5)."""
+    summary = summary[:SUMMARY_LIMIT] + ("\u2026" if len(summary) > SUMMARY_LIMIT else "")
+    at = summary.find(SPLIT_MARKER)
+    if at < 0:
+        return safe_text(summary) if summary else Text("(no summary)", style="dim italic")
+    history = summary[:at]
+    if history.endswith(SPLIT_SEPARATOR):
+        history = history[: -len(SPLIT_SEPARATOR)]
+    prefix = summary[at + len(SPLIT_MARKER) :].lstrip("\n")
+    out = Text()
+    out.append_text(safe_text(history) if history.strip() else Text("(no history)", "dim italic"))
+    out.append("\n\n")
+    out.append(" \u2702 split turn: turn context ", style="bold reverse yellow")
+    out.append("\n")
+    for line in prefix.splitlines() or [""]:
+        out.append("\u2502 ", style="yellow")
+        out.append_text(safe_text(line, "italic"))
+        out.append("\n")
+    out.rstrip()
+    return out
+
+
+def events_text(events: Sequence[dict[str, Any]], bad_lines: int = 0) -> Text:
+    """One header line and one preview line per event, control characters visible."""
+    out = Text()
+    if bad_lines:
+        out.append(f"{bad_lines} unreadable line(s) in the chunk file\n", style="bold red")
+    for i, event in enumerate(events[:MAX_EVENTS_SHOWN]):
+        out.append(f"{i:>4} ", style="dim")
+        out.append_text(safe_line(event.get("type", "?"), "bold", limit=40))
+        out.append(" ")
+        out.append_text(safe_line(event.get("role", ""), "cyan", limit=20))
+        if event.get("name") is not None:
+            out.append(" ")
+            out.append_text(safe_line(event.get("name"), "magenta", limit=40))
+        ts = event.get("ts")
+        if isinstance(ts, str) and len(ts) >= 19 and ts[10] == "T":
+            out.append(f" {ts[11:19]}", style="dim")
+        out.append("  ")
+        out.append_text(safe_line(event.get("id", ""), "dim", limit=40))
+        out.append("\n      ")
+        content = event.get("content")
+        if event.get("arguments") is not None and content is None:
+            content = event.get("arguments")
+        out.append(one_line(content_text(content), PREVIEW_LIMIT))
+        out.append("\n")
+    if len(events) > MAX_EVENTS_SHOWN:
+        out.append(f"\u2026 {len(events) - MAX_EVENTS_SHOWN} more events not shown\n", "dim")
+    if not events and not bad_lines:
+        out.append("(no events)", style="dim italic")
+    out.rstrip()
+    return out
+
+
+def _cut_meta_cell(cut_meta: dict[str, Any] | None) -> Text:
+    if not cut_meta:
+        return Text("")
+    return safe_line(compact_json(cut_meta), "dim", limit=80)
+
+
+class ChunksView(Vertical):
+    """index.yaml + pending evidence as a table; summary and lazily read events below it."""
+
+    DEFAULT_CSS = """
+    ChunksView {
+        height: 1fr;
+    }
+    ChunksView > #chunks-error {
+        display: none;
+        color: $error;
+        text-style: bold;
+        height: auto;
+        max-height: 3;
+    }
+    ChunksView.-index-error > #chunks-error {
+        display: block;
+    }
+    ChunksView > #chunks-table {
+        height: 1fr;
+        min-height: 4;
+    }
+    ChunksView > #chunks-detail {
+        height: 1fr;
+        min-height: 4;
+        border-top: solid $primary;
+        padding: 0 1;
+    }
+    ChunksView > #chunks-detail:focus {
+        border-top: solid $accent;
+    }
+    ChunksView #chunks-events {
+        margin-top: 1;
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "focus_table", "Back to table", show=False, id="chunks.back"),
+    ]
+
+    COLUMNS = (
+        "chunk id",
+        "source",
+        "events",
+        "first id",
+        "last id",
+        "created",
+        "split",
+        "backend",
+        "cut_meta",
+    )
+
+    class ChunkHighlighted(Message):
+        """The cursor moved onto a chunk (or pending evidence) row."""
+
+        def __init__(self, chunk_id: str, source: str) -> None:
+            super().__init__()
+            self.chunk_id = chunk_id
+            self.source = source
+
+    class _EventsLoaded(Message):
+        def __init__(
+            self, key: str, events: list[dict[str, Any]], bad_lines: int, error: str | None
+        ) -> None:
+            super().__init__()
+            self.key = key
+            self.events = events
+            self.bad_lines = bad_lines
+            self.error = error
+
+    class _DataLoaded(Message):
+        def __init__(
+            self,
+            entries: list[ChunkEntry],
+            pending: list[PendingEvidence],
+            index_error: str | None,
+            warnings: list[str],
+        ) -> None:
+            super().__init__()
+            self.entries = entries
+            self.pending = pending
+            self.index_error = index_error
+            self.warnings = warnings
+
+    def __init__(
+        self, *, name: str | None = None, id: str | None = None, classes: str | None = None
+    ) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self.manager: MemoryManager | None = None
+        self._rows: dict[str, ChunkRow] = {}
+        self._selected_key: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text(""), id="chunks-error", markup=False)
+        table: DataTable[Text] = DataTable(id="chunks-table", cursor_type="row", zebra_stripes=True)
+        yield table
+        with VerticalScroll(id="chunks-detail", can_focus=True):
+            yield Static(
+                Text("Select a chunk to see its summary and events.", style="dim"),
+                id="chunks-summary",
+                markup=False,
+            )
+            yield Static(Text(""), id="chunks-events", markup=False)
+
+    def on_mount(self) -> None:
+        self.query_one("#chunks-table", DataTable).add_columns(*self.COLUMNS)
+
+    @property
+    def selected_chunk_id(self) -> str | None:
+        row = self._rows.get(self._selected_key or "")
+        return row.chunk_id if row else None
+
+    def set_data(
+        self,
+        entries: Sequence[ChunkEntry],
+        pending: Sequence[PendingEvidence],
+        index_error: str | None = None,
+        *,
+        warnings: Sequence[str] = (),
+    ) -> None:
+        """Show these chunks and pending files (replacing what was shown)."""
+        table: DataTable[Text] = self.query_one("#chunks-table", DataTable)
+        previous = self.selected_chunk_id
+        error = self.query_one("#chunks-error", Static)
+        notice = Text()
+        if index_error:
+            notice.append_text(
+                safe_text(f"chunk index unreadable: {index_error}", "bold red", limit=500)
+            )
+        for warning in list(warnings)[:3]:
+            if notice:
+                notice.append("\n")
+            notice.append_text(safe_line(f"warning: {warning}", "yellow", limit=300))
+        if len(warnings) > 3:
+            notice.append(f"\n… {len(warnings) - 3} more warnings", style="yellow")
+        error.update(notice)
+        self.set_class(bool(notice), "-index-error")
+
+        rows = [row_from_entry(e) for e in entries] + [row_from_pending(p) for p in pending]
+        table.clear()
+        self._rows = {}
+        select_at = 0
+        for i, row in enumerate(rows):
+            key = f"{row.source[0]}{i}"
+            self._rows[key] = row
+            if row.chunk_id == previous:
+                select_at = i
+            table.add_row(*self._cells(row), key=key)
+        if rows:
+            table.move_cursor(row=select_at)
+            if previous is None or rows[select_at].chunk_id != previous:
+                self._show_row(table.coordinate_to_cell_key(Coordinate(select_at, 0)).row_key.value)
+        else:
+            self._selected_key = None
+            self._detail(Text("No chunks yet: nothing has been compacted.", style="dim"), Text(""))
+
+    def _cells(self, row: ChunkRow) -> list[Text]:
+        return [
+            safe_line(row.chunk_id, "bold", limit=32),
+            Text(row.source, style=SOURCE_STYLE.get(row.source, "")),
+            Text("?" if row.event_count is None else str(row.event_count), justify="right"),
+            safe_line(row.first_event_id or "", limit=24),
+            safe_line(row.last_event_id or "", limit=24),
+            safe_line(row.created_at or "", limit=24),
+            Text("split", style="bold yellow") if row.is_split_turn else Text(""),
+            safe_line(row.summary_backend or "", limit=24),
+            _cut_meta_cell(row.cut_meta),
+        ]
+
+    def reload(self) -> None:
+        """Read index + pending through `manager.paths` in a thread worker."""
+        if self.manager is not None:
+            self._reload_worker()
+
+    @work(thread=True, exclusive=True, group="chunks-reload")
+    def _reload_worker(self) -> None:
+        manager = self.manager
+        if manager is None:
+            return
+        entries: list[ChunkEntry] = []
+        error: str | None = None
+        pending: list[PendingEvidence] = []
+        warnings: list[str] = []
+        try:
+            read = read_index(manager.paths)
+            entries = list(read.entries)
+            warnings.extend(read.warnings)
+        except SessionMemoryError as exc:  # IndexCorruptError above all
+            error = str(exc)
+        try:
+            pending = list_pending(manager.paths, warnings)
+        except SessionMemoryError as exc:
+            error = f"{error}; {exc}" if error else str(exc)
+        if not get_current_worker().is_cancelled:
+            self.post_message(self._DataLoaded(entries, pending, error, warnings))
+
+    @on(_DataLoaded)
+    def _on_data_loaded(self, message: _DataLoaded) -> None:
+        message.stop()
+        self.set_data(
+            message.entries, message.pending, message.index_error, warnings=message.warnings
+        )
+
+    @on(DataTable.RowHighlighted, "#chunks-table")
+    def _on_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        event.stop()
+        key = event.row_key.value
+        if key is not None and key != self._selected_key:
+            self._show_row(key)
+
+    @on(DataTable.RowSelected, "#chunks-table")
+    def _on_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.query_one("#chunks-detail").focus()
+
+    def action_focus_table(self) -> None:
+        self.query_one("#chunks-table").focus()
+
+    def _detail(self, summary: Text, events: Text) -> None:
+        self.query_one("#chunks-summary", Static).update(summary)
+        self.query_one("#chunks-events", Static).update(events)
+
+    def _show_row(self, key: str | None) -> None:
+        row = self._rows.get(key or "")
+        self._selected_key = key
+        if row is None:
+            return
+        header = Text()
+        header.append_text(safe_line(row.chunk_id, "bold", limit=120))
+        header.append("  ")
+        header.append(row.source, style=SOURCE_STYLE.get(row.source, ""))
+        header.append("\n")
+        header.append_text(summary_text(row.summary))
+        if row.events is not None:
+            self._detail(header, events_text(row.events))
+        elif self.manager is None:
+            self._detail(header, Text("(events not loaded: no session attached)", "dim"))
+        else:
+            self._detail(header, Text("reading events\u2026", style="dim italic"))
+            self._load_events(key or "", row.chunk_id)
+        self.post_message(self.ChunkHighlighted(row.chunk_id, row.source))
+
+    @work(thread=True, exclusive=True, group="chunks-events")
+    def _load_events(self, key: str, chunk_id: str) -> None:
+        manager = self.manager
+        if manager is None:
+            return
+        try:
+            events, bad = read_chunk_events(manager.paths, chunk_id)
+            result = self._EventsLoaded(key, list(events), len(bad), None)
+        except SessionMemoryError as exc:
+            result = self._EventsLoaded(key, [], 0, str(exc))
+        except OSError as exc:
+            result = self._EventsLoaded(key, [], 0, f"cannot read chunk file: {exc}")
+        if not get_current_worker().is_cancelled:
+            self.post_message(result)
+
+    @on(_EventsLoaded)
+    def _on_events_loaded(self, message: _EventsLoaded) -> None:
+        message.stop()
+        if message.key != self._selected_key:
+            return
+        row = self._rows.get(message.key)
+        if row is not None and message.error is None:
+            row.events = message.events
+        if message.error is not None:
+            shown = safe_text(message.error, "bold red", limit=500)
+        else:
+            shown = events_text(message.events, message.bad_lines)
+        self.query_one("#chunks-events", Static).update(shown)
