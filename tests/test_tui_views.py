@@ -394,7 +394,9 @@ async def test_chunks_view_hostile_chunk_id_and_missing_file(memory: MemoryManag
         view.set_data([entry, gone], [])
         await settle(app, pilot)
         row = cells(view.query_one(DataTable), 0)
-        assert row[0] == "[@click=app.sentinel]x[/]␛[31m<U+202E>"
+        assert row[0].startswith("[@click=app.sentinel]x[/]␛[31m")  # capped cell
+        header = static_text(view.query_one("#chunks-summary", Static))
+        assert header.startswith("[@click=app.sentinel]x[/]␛[31m<U+202E>  active")
         assert row[3] == "[@click=app.quit]a[/]" and row[5] == "[b"
         # The id is refused before any file is opened; the error is shown, not raised.
         events = static_text(view.query_one("#chunks-events", Static))
