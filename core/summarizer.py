@@ -49,6 +49,8 @@ SPLIT_TURN_SEPARATOR = "\n\n---\n\n"
 
 TOOL_RESULT_READ_CHARS = 2000
 """Long tool results are cut to this many characters before anything reads them."""
+TEXT_READ_CHARS = 8000
+"""Other event text is read up to this many characters (a pasted log stays cheap)."""
 
 HISTORY_SECTIONS = (
     "Goal",
@@ -174,14 +176,15 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_SPLIT_RE.split(flat) if s.strip()]
 
 
-def first_sentences(text: str, max_chars: int = 240, min_chars: int = 60) -> str:
-    """Leading sentences until min_chars is reached, at most max_chars."""
+def first_sentences(text: str, max_tokens: int = 60, min_tokens: int = 15) -> str:
+    """Leading sentences until min_tokens is reached, cut to at most max_tokens (by estimate,
+    so a CJK sentence gets as much room as its English translation)."""
     out = ""
-    for sentence in sentences(text):
-        out = f"{out} {sentence}".strip() if out and not _ends_cjk(out) else out + sentence
-        if len(out) >= min_chars:
+    for sentence in sentences(text[:TEXT_READ_CHARS]):
+        out = f"{out} {sentence}" if out and not _ends_cjk(out) else out + sentence
+        if estimate_tokens(out) >= min_tokens:
             break
-    return shorten(out, max_chars)
+    return fit_tokens(out, max_tokens)
 
 
 def _ends_cjk(text: str) -> bool:
@@ -514,10 +517,10 @@ class ExtractiveSummarizer:
         for index, event in enumerate(events):
             etype = event.get("type")
             role = event.get("role")
-            text = _event_text(event.get("content"))
+            text = _event_text(event.get("content"))[:TEXT_READ_CHARS]
             if etype == "user_input" or (etype not in _KNOWN and role == "user"):
                 facts.add_from(clean_text(text))
-                request = first_sentences(text, 300, 120)
+                request = first_sentences(text, 75, 30)
                 if not request:
                     continue
                 requests.append(request)
@@ -532,7 +535,7 @@ class ExtractiveSummarizer:
             ):
                 facts.add_from(clean_text(text))
                 answered_after_last_request = True
-                conclusion = first_sentences(text, 240, 80)
+                conclusion = first_sentences(text, 60, 20)
                 if conclusion:
                     label = f"{event['name']}: " if isinstance(event.get("name"), str) else ""
                     b.add("Key Decisions", one_line(label) + conclusion, 55)
@@ -612,18 +615,18 @@ class ExtractiveSummarizer:
         pending: list[str] = []
         for index, event in enumerate(events):
             etype = event.get("type")
-            text = _event_text(event.get("content"))
+            text = _event_text(event.get("content"))[:TEXT_READ_CHARS]
             if etype == "user_input" or (etype not in _KNOWN and event.get("role") == "user"):
                 facts.add_from(clean_text(text))
                 if not request:
-                    request = first_sentences(text, 400, 400)
+                    request = first_sentences(text, 100, 100)
                 else:
-                    b.add("Early progress", f"User added: {first_sentences(text, 200)}", 45)
+                    b.add("Early progress", f"User added: {first_sentences(text, 50)}", 45)
             elif etype in ("assistant_output", "role_output") or (
                 etype not in _KNOWN and event.get("role") == "assistant"
             ):
                 facts.add_from(clean_text(text))
-                conclusion = first_sentences(text, 200, 60)
+                conclusion = first_sentences(text, 50, 15)
                 if conclusion:
                     b.add("Early progress", f"Assistant: {conclusion}", 50)
                     last_steps.append(f"Last assistant message: {conclusion}")
