@@ -1,0 +1,225 @@
+"""OpenAISummarizer against a real chat-completions server on 127.0.0.1 (contract §4, §8)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from core.events import Event
+from core.summarizer import (
+    OpenAISummarizer,
+    SummarizerError,
+    summarize_with_fallback,
+)
+
+KEY_ENV = "SESSION_INSPECTOR_TEST_KEY"
+SECRET = "sk-test-9f8e7d6c5b4a"
+
+EVENTS: list[Event] = [
+    {"type": "user_input", "role": "user", "content": "Find the wifi password."},
+    {"type": "tool_call", "name": "read_label", "tool_call_id": "c1", "arguments": {"x": 1}},
+    {"type": "tool_result", "name": "read_label", "tool_call_id": "c1", "content": "hunter2"},
+]
+
+
+@dataclass
+class FakeServer:
+    """Speaks POST /v1/chat/completions; `mode` picks the reply."""
+
+    mode: str = "ok"
+    reply: str = "Goal:\n- Find the wifi password."
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    release: threading.Event = field(default_factory=threading.Event)
+    port: int = 0
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+
+def _handler(state: FakeServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length", "0"))
+            body = self.rfile.read(length)
+            state.requests.append(
+                {"path": self.path, "headers": dict(self.headers), "body": json.loads(body)}
+            )
+            if state.mode == "slow":
+                state.release.wait(10)
+            if state.mode == "500":
+                self._send(500, f"internal error, your key was {self.headers.get('Authorization')}")
+                return
+            if state.mode == "badjson":
+                self._send(200, "{not json")
+                return
+            if state.mode == "nochoices":
+                self._send(200, json.dumps({"id": "x", "object": "chat.completion"}))
+                return
+            content = "   " if state.mode == "empty" else state.reply
+            reply = {
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": content}}]
+            }
+            self._send(200, json.dumps(reply))
+
+        def _send(self, status: int, text: str) -> None:
+            data = text.encode()
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+            except OSError:
+                pass  # the client gave up (timeout test)
+
+    return Handler
+
+
+@pytest.fixture
+def server() -> Iterator[FakeServer]:
+    state = FakeServer()
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
+    state.port = httpd.server_address[1]
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        yield state
+    finally:
+        state.release.set()
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(timeout=5)
+
+
+def test_success_request_shape(server: FakeServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(KEY_ENV, SECRET)
+    summarizer = OpenAISummarizer(server.base_url + "/", "tiny-model", api_key_env=KEY_ENV)
+    text = summarizer.summarize(
+        EVENTS,
+        previous_summary="[chunk_0001] Goal:\n- set up the router",
+        focus="keep the password verbatim",
+        max_tokens=200,
+    )
+    assert text == "Goal:\n- Find the wifi password."
+    (request,) = server.requests
+    assert request["path"] == "/v1/chat/completions"
+    assert request["headers"]["Authorization"] == f"Bearer {SECRET}"
+    assert request["headers"]["Content-Type"] == "application/json"
+    body = request["body"]
+    assert body["model"] == "tiny-model"
+    assert body["max_tokens"] == 200 and body["temperature"] == 0
+    system, user = body["messages"]
+    assert system["role"] == "system" and user["role"] == "user"
+    for label in ("Goal:", "Constraints & Preferences:", "Progress:", "Key Decisions:",
+                  "Next Steps:", "Critical Context:"):  # fmt: skip
+        assert label in system["content"]
+    assert "[chunk_0001] Goal:\n- set up the router" in user["content"]
+    assert "keep the password verbatim" in user["content"]
+    assert "Find the wifi password." in user["content"]
+    assert "[tool_result read_label #c1] hunter2" in user["content"]
+
+
+def test_turn_prefix_prompt_and_no_key(server: FakeServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    summarizer = OpenAISummarizer(server.base_url, "m", api_key_env=KEY_ENV)
+    summarizer.summarize(EVENTS, kind="turn_prefix")
+    (request,) = server.requests
+    assert "Authorization" not in request["headers"]
+    system = request["body"]["messages"][0]["content"]
+    assert "Context for the retained suffix:" in system and "Original request:" in system
+    assert "Rolling Summary" not in request["body"]["messages"][1]["content"]
+
+
+def test_reply_cleaned_and_bounded(server: FakeServer) -> None:
+    server.reply = "\x1b[2JGoal:\n- " + "word " * 500
+    text = OpenAISummarizer(server.base_url, "m").summarize(EVENTS, max_tokens=50)
+    assert text.startswith("[2JGoal:") and text.endswith("…")
+    assert len(text) <= 200
+
+
+def test_input_is_trimmed_to_the_budget(server: FakeServer) -> None:
+    many: list[Event] = [
+        {"type": "assistant_output", "content": f"step {i} " + "x" * 300} for i in range(400)
+    ]
+    OpenAISummarizer(server.base_url, "m").summarize(many, max_tokens=100)
+    user = server.requests[0]["body"]["messages"][1]["content"]
+    assert "events omitted" in user
+    assert "step 0 " in user and "step 399 " in user
+    assert len(user) < 4 * 4 * 100 * 2
+
+
+def expect_error(summarizer: OpenAISummarizer, *fragments: str) -> str:
+    with pytest.raises(SummarizerError) as info:
+        summarizer.summarize(EVENTS)
+    message = str(info.value)
+    assert "\n" not in message
+    assert SECRET not in message
+    for fragment in fragments:
+        assert fragment in message
+    return message
+
+
+def test_slow_server_times_out(server: FakeServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(KEY_ENV, SECRET)
+    server.mode = "slow"
+    summarizer = OpenAISummarizer(server.base_url, "m", KEY_ENV, timeout_seconds=0.5)
+    expect_error(summarizer, "no reply", "within 0.5 s", "/v1/chat/completions")
+    server.release.set()
+
+
+def test_http_500(server: FakeServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(KEY_ENV, SECRET)
+    server.mode = "500"
+    message = expect_error(OpenAISummarizer(server.base_url, "m", KEY_ENV), "HTTP 500")
+    assert message == (
+        f"openai summarizer: HTTP 500 from http://127.0.0.1:{server.port}/v1/chat/completions"
+    )
+
+
+@pytest.mark.parametrize(
+    ("mode", "fragment"),
+    [("badjson", "not JSON"), ("nochoices", "choices[0]"), ("empty", "empty reply")],
+)
+def test_bad_replies(
+    server: FakeServer, monkeypatch: pytest.MonkeyPatch, mode: str, fragment: str
+) -> None:
+    monkeypatch.setenv(KEY_ENV, SECRET)
+    server.mode = mode
+    expect_error(OpenAISummarizer(server.base_url, "m", KEY_ENV), fragment)
+
+
+def test_connection_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(KEY_ENV, SECRET)
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    summarizer = OpenAISummarizer(f"http://127.0.0.1:{port}/v1", "m", KEY_ENV, 2.0)
+    expect_error(summarizer, "cannot reach", f"127.0.0.1:{port}")
+
+
+def test_fallback_on_server_failure_keeps_key_out_of_logs(
+    server: FakeServer, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv(KEY_ENV, SECRET)
+    server.mode = "500"
+    caplog.set_level(logging.DEBUG)
+    text, backend = summarize_with_fallback(
+        OpenAISummarizer(server.base_url, "m", KEY_ENV), EVENTS, max_tokens=200
+    )
+    assert backend == "extractive-fallback"
+    assert text.startswith("Goal:\n- Find the wifi password.")
+    assert "HTTP 500" in caplog.text
+    assert SECRET not in caplog.text
