@@ -1,14 +1,699 @@
-"""Command line (contract §12). Placeholder until the CLI issue lands: it only prints help."""
+"""The command line of contract §12: `session-inspector` / `python -m inspector`.
+
+Other tools script against this interface, so it is deliberately boring: argparse, one
+subcommand per operation, global options before or after the command name, one JSON document
+on stdout with `--json`, exit 0 / 1 / 2, and errors as a single `error: …` line on stderr.
+
+Textual is imported only by the two commands that open the TUI (`tui`, `demo`), so every
+other command starts fast.
+"""
 
 from __future__ import annotations
 
+import argparse
+import contextlib
+import importlib.util
+import json
+import os
 import sys
+import tempfile
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from core.errors import BadInputError, SessionMemoryError
+from inspector.safe_text import visible
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from core.config import CompactionConfig
+    from core.manager import MemoryManager
+
+PROG = "session-inspector"
+ENV_MEMORY_DIR = "SESSION_MEMORY_DIR"
+DEFAULT_MEMORY_DIR = "memory"
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    print("usage: session-inspector [--memory-dir M] [--config PATH] COMMAND ...")
-    if args and args[0] not in ("-h", "--help"):
-        print(f"error: command {args[0]!r} is not implemented yet", file=sys.stderr)
-        return 2
-    return 0
+class UsageError(BadInputError):
+    """The command line itself is wrong (argparse): exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with errors raised (not printed) so they leave as one `error:` line."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see `{self.prog} --help`)")
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, max_help_position=32)
+
+
+def _global_options(suppress: bool) -> argparse.ArgumentParser:
+    """--memory-dir/--config/--json/--debug for the main parser and (suppressed) each command.
+
+    On the subcommand copies the defaults are SUPPRESS, so a value given before the command
+    name is not overwritten by the subparser's default.
+    """
+    parent = argparse.ArgumentParser(add_help=False)
+
+    def default(value: Any) -> Any:
+        return argparse.SUPPRESS if suppress else value
+
+    group = parent.add_argument_group("global options")
+    group.add_argument(
+        "--memory-dir",
+        metavar="M",
+        default=default(None),
+        help=f"memory root (default: ${ENV_MEMORY_DIR}, else ./{DEFAULT_MEMORY_DIR})",
+    )
+    group.add_argument(
+        "--config",
+        metavar="PATH",
+        default=default(None),
+        help="extraction.yaml (default: $SESSION_INSPECTOR_CONFIG, else "
+        "M/../config/memory/extraction.yaml when it exists, else built-in defaults)",
+    )
+    group.add_argument(
+        "--json",
+        action="store_true",
+        default=default(False),
+        help="print one JSON document on stdout instead of the human view",
+    )
+    group.add_argument(
+        "--debug",
+        action="store_true",
+        default=default(False),
+        help="show a traceback on an internal error",
+    )
+    return parent
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer ≥ 0, got {value}")
+    return value
+
+
+def _limit(text: str) -> int:
+    value = _positive_int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer ≥ 1, got {value}")
+    return value
+
+
+def _speed(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number ≥ 0, got {text}")
+    return value
+
+
+EXIT_CODES = """\
+exit status: 0 done; 1 the operation failed (lock timeout, I/O, unreadable index);
+2 bad input (usage, configuration, event, no memory at the memory root)."""
+
+MAIN_DESCRIPTION = f"""\
+Inspect and operate an LLM agent's session memory (hot window, chunks, summaries).
+
+Without a command, opens the TUI on the memory root.
+
+examples:
+  {PROG} demo                          # watch compaction happen on a fresh demo session
+  {PROG} --memory-dir ./memory status  # the session at a glance
+  {PROG} plan --json                   # what a pass would do now, changing nothing
+
+{EXIT_CODES}"""
+
+_READ_NOTE = "A memory root that does not exist is bad input (exit 2)."
+
+
+def _commands() -> list[tuple[str, str, str]]:
+    """(name, one-line help, description with an example) of every command."""
+    return [
+        (
+            "tui",
+            "open the TUI (the default command)",
+            f"Open the Textual inspector on the memory root.\n\nexample:\n"
+            f"  {PROG} tui --memory-dir ./memory --read-only\n\n{_READ_NOTE}",
+        ),
+        (
+            "demo",
+            "play a scripted agent into a fresh memory root, then open the TUI",
+            "Create a demo memory root (a fresh folder it names, unless --memory-dir gives a\n"
+            "new or empty one), play a scripted device agent into it with the real runtime API,\n"
+            "and open the TUI on it. Small thresholds make compactions happen within a minute.\n"
+            "Scenarios: tour (default), split-turn, cjk, long, crash.\n\n"
+            "examples:\n"
+            f"  {PROG} demo\n"
+            f"  {PROG} demo --scenario cjk --no-tui --json\n",
+        ),
+        (
+            "status",
+            "the session at a glance",
+            f"Show the active session: events, tokens, trigger, chunks, pending evidence,\n"
+            f"corrupt lines and archived sessions.\n\nexample:\n"
+            f"  {PROG} status --memory-dir ./memory --json\n\n{_READ_NOTE}",
+        ),
+        (
+            "append",
+            "append events (flags, or JSON lines on stdin with -)",
+            "Append one event given by flags, or many given as JSON objects one a line on\n"
+            "stdin (`-`; blank lines skipped). A malformed line rejects the whole batch and\n"
+            "nothing is written. Creates the memory root and session when missing.\n\n"
+            "examples:\n"
+            f"  {PROG} append --type user_input --text 'turn on Wi-Fi'\n"
+            f'  printf \'%s\\n\' \'{{"type":"assistant_output","content":"done"}}\' '
+            f"| {PROG} append - --prompt-tokens 5200 --maintain\n",
+        ),
+        (
+            "plan",
+            "what a pass would do now, changing nothing",
+            f"Show the trigger decision and where a pass would cut, with the explanation:\n"
+            f"candidate indexes, snaps, leading context, the pinned root and a split turn.\n\n"
+            f"example:\n  {PROG} plan --prompt-tokens 110000 --model gpt-4o\n\n{_READ_NOTE}",
+        ),
+        (
+            "compact",
+            "run one maintenance pass now",
+            "Run one maintenance pass synchronously. Another pass running (in any process)\n"
+            "gives compacted false with reason busy and exit 0.\n\n"
+            "example:\n"
+            f"  {PROG} compact --force --focus 'keep file paths'\n",
+        ),
+        (
+            "rotate",
+            "close the active session into session_archive/",
+            f"Move the active session to session_archive/<session_id> and start an empty one.\n\n"
+            f"example:\n  {PROG} rotate --json\n",
+        ),
+        (
+            "recall",
+            "search the compacted history of the active session",
+            f"Search indexed chunks (source active) and pending evidence (source pending) of\n"
+            f"the active session; never the archive.\n\nexample:\n"
+            f"  {PROG} recall 'crash log' --limit 3\n\n{_READ_NOTE}",
+        ),
+        (
+            "prompt",
+            "the messages a model would get now",
+            f"Assemble the prompt: one system message (system prompt + summary.md), the hot\n"
+            f"window as native chat messages, then the task.\n\nexample:\n"
+            f"  {PROG} prompt --system 'You are a device agent.' --task 'continue' --json\n\n"
+            f"{_READ_NOTE}",
+        ),
+        (
+            "repair",
+            "rebuild the index, consume pending evidence, quarantine corrupt lines",
+            f"Finish or undo what a crashed pass left, rebuild chunks/index.yaml from the chunk\n"
+            f"files when it cannot be read, and move unparsable lines to corrupt.jsonl.\n\n"
+            f"example:\n  {PROG} repair --json\n",
+        ),
+    ]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=PROG,
+        description=MAIN_DESCRIPTION,
+        formatter_class=_Formatter,
+        parents=[_global_options(suppress=False)],
+    )
+    parser.add_argument(
+        "--read-only", action="store_true", default=False, help="TUI: never change the files"
+    )
+    parser.add_argument(
+        "--poll", action="store_true", default=False, help="TUI: poll files instead of watching"
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    common = _global_options(suppress=True)
+    parsers: dict[str, argparse.ArgumentParser] = {}
+    for name, short, description in _commands():
+        parsers[name] = sub.add_parser(
+            name,
+            help=short,
+            description=description + "\n" + EXIT_CODES,
+            formatter_class=_Formatter,
+            parents=[common],
+        )
+
+    p = parsers["tui"]
+    p.add_argument("--read-only", action="store_true", default=argparse.SUPPRESS)
+    p.add_argument("--poll", action="store_true", default=argparse.SUPPRESS)
+
+    p = parsers["demo"]
+    from inspector.demo.scenarios import DEFAULT_SCENARIO, SCENARIOS
+
+    p.add_argument("--scenario", choices=list(SCENARIOS), default=DEFAULT_SCENARIO)
+    p.add_argument("--no-tui", action="store_true", help="play to the end and exit")
+    p.add_argument(
+        "--speed",
+        type=_speed,
+        default=None,
+        metavar="X",
+        help="steps per second (0: as fast as possible; default 0 with --no-tui, "
+        "a watchable pace in the TUI)",
+    )
+    p.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
+    p.add_argument("--events", type=_limit, default=None, help=argparse.SUPPRESS)
+
+    p = parsers["append"]
+    p.add_argument("stdin", nargs="?", choices=["-"], help="read JSON events from stdin")
+    p.add_argument("--type", dest="etype", metavar="T", help="event type, e.g. user_input")
+    p.add_argument("--text", metavar="S", help="event content")
+    p.add_argument("--role", metavar="R", help="event role (default: by type)")
+    p.add_argument("--name", metavar="N", help="tool name")
+    p.add_argument("--tool-call-id", metavar="ID", help="tool_call_id")
+    p.add_argument("--prompt-tokens", type=_positive_int, metavar="N", help="record a prompt size")
+    p.add_argument("--model", metavar="NAME", help="record the active model")
+    p.add_argument("--maintain", action="store_true", help="run a pass after appending")
+
+    p = parsers["plan"]
+    p.add_argument(
+        "--prompt-tokens", type=_positive_int, metavar="N", help="what if the prompt were N"
+    )
+    p.add_argument("--model", metavar="NAME", help="what if this model were active")
+
+    p = parsers["compact"]
+    p.add_argument("--force", action="store_true", help="skip the trigger (still needs a cut)")
+    p.add_argument("--prompt-tokens", type=_positive_int, metavar="N", help="prompt size")
+    p.add_argument("--focus", metavar="TEXT", help="instructions for every summary call")
+
+    p = parsers["recall"]
+    p.add_argument("query", metavar="QUERY")
+    p.add_argument("--limit", type=_limit, default=5, metavar="N", help="(default 5)")
+
+    p = parsers["prompt"]
+    p.add_argument("--system", required=True, metavar="S", help="the system prompt")
+    p.add_argument("--task", required=True, metavar="T", help="the current task")
+    return parser
+
+
+# --- context shared by the commands --------------------------------------------------------
+
+
+class Context:
+    """Resolved global options plus the output streams (so tests can call main() in-process)."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.json: bool = bool(getattr(args, "json", False))
+        self.debug: bool = bool(getattr(args, "debug", False))
+        self._console: Console | None = None
+
+    @property
+    def memory_dir_given(self) -> bool:
+        return bool(getattr(self.args, "memory_dir", None))
+
+    @property
+    def memory_dir(self) -> Path:
+        given = getattr(self.args, "memory_dir", None) or os.environ.get(ENV_MEMORY_DIR)
+        return Path(given or DEFAULT_MEMORY_DIR).expanduser().absolute()
+
+    def config(self) -> CompactionConfig:
+        from core.config import load_config
+
+        loaded = load_config(getattr(self.args, "config", None), self.memory_dir)
+        for warning in loaded.warnings:
+            warn(warning)
+        return loaded.config
+
+    def require_memory(self) -> Path:
+        """Reading commands need an existing memory root (a typo should not look empty)."""
+        root = self.memory_dir
+        if not root.is_dir():
+            source = "--memory-dir" if self.memory_dir_given else None
+            if source is None:
+                source = f"${ENV_MEMORY_DIR}" if os.environ.get(ENV_MEMORY_DIR) else "default"
+            raise BadInputError(
+                f"no memory at {root} ({source}; give --memory-dir or set "
+                f"{ENV_MEMORY_DIR}, or create one with `{PROG} append` or `{PROG} demo`)"
+            )
+        return root
+
+    def manager(self, *, read_only: bool, create: bool = False) -> MemoryManager:
+        from core.manager import MemoryManager
+
+        root = self.memory_dir if create else self.require_memory()
+        config = self.config()
+        return MemoryManager(root, config, read_only=read_only)
+
+    @property
+    def console(self) -> Console:
+        if self._console is None:
+            from inspector.output import make_console
+
+            self._console = make_console()
+        return self._console
+
+    def emit_json(self, data: dict[str, Any]) -> None:
+        encoding = (getattr(sys.stdout, "encoding", None) or "").lower().replace("-", "")
+        text = json.dumps(data, ensure_ascii=encoding != "utf8", indent=2, default=_json_default)
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+
+
+def _json_default(value: object) -> Any:
+    if isinstance(value, Path):
+        return str(value)
+    to_json = getattr(value, "to_json", None)
+    if callable(to_json):
+        return to_json()
+    if isinstance(value, set | frozenset | tuple):
+        return list(value)
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def warn(message: str) -> None:
+    sys.stderr.write(f"warning: {visible(message, keep_newlines=False)}\n")
+    sys.stderr.flush()
+
+
+def _error_line(message: str) -> str:
+    return "error: " + visible(message, keep_newlines=False)
+
+
+def _with_memory_dir(data: dict[str, Any], root: Path) -> dict[str, Any]:
+    data.setdefault("memory_dir", str(root))
+    return data
+
+
+# --- commands -------------------------------------------------------------------------------
+
+
+def cmd_status(ctx: Context) -> int:
+    manager = ctx.manager(read_only=True)
+    status = manager.status()
+    if ctx.json:
+        ctx.emit_json(_with_memory_dir(status.to_json(), manager.memory_dir))
+        return EXIT_OK
+    from inspector.output import render_status
+
+    render_status(ctx.console, status, manager)
+    return EXIT_OK
+
+
+def _read_stdin_events(stream: Any) -> list[dict[str, Any]]:
+    """Every line parsed and validated before anything is written (all or nothing)."""
+    from core.events import validate_event
+
+    events: list[dict[str, Any]] = []
+    for number, line in enumerate(stream, start=1):
+        if not line.strip():
+            continue
+        where = f"stdin line {number}"
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise BadInputError(
+                f"{where}: not valid JSON ({exc.msg} at column {exc.colno}); nothing was written"
+            ) from None
+        try:
+            events.append(validate_event(obj, where))
+        except BadInputError as exc:
+            raise type(exc)(f"{exc}; nothing was written") from None
+    return events
+
+
+def cmd_append(ctx: Context) -> int:
+    args = ctx.args
+    from_stdin = args.stdin == "-"
+    flag_event = args.etype is not None or args.text is not None
+    if from_stdin and (flag_event or args.role or args.name or args.tool_call_id):
+        raise UsageError("append: give either - (JSON lines on stdin) or --type/--text, not both")
+    records = args.prompt_tokens is not None or args.model is not None
+    events: list[dict[str, Any]] = []
+    if from_stdin:
+        events = _read_stdin_events(sys.stdin)
+    elif flag_event:
+        if args.etype is None:
+            raise UsageError("append: --text needs --type (e.g. --type user_input)")
+        if args.text is None:
+            raise UsageError("append: --type needs --text")
+        from core.events import make_event, validate_event
+
+        event = make_event(
+            args.etype, args.text, role=args.role, name=args.name, tool_call_id=args.tool_call_id
+        )
+        events = [validate_event(event, "the event given by flags")]
+    elif not records:
+        raise UsageError(
+            "append: nothing to append: give --type T --text S, or - to read JSON lines on stdin"
+        )
+
+    manager = ctx.manager(read_only=False, create=True)
+    try:
+        stored = manager.append_many(events, where="stdin" if from_stdin else "flags")
+        if records:
+            _record(manager, args.prompt_tokens, args.model)
+        maintenance = manager.save() if args.maintain else None
+    finally:
+        manager.close()
+    if ctx.json:
+        data: dict[str, Any] = {"events": stored}
+        if maintenance is not None:
+            data["maintenance"] = maintenance.to_json()
+        ctx.emit_json(_with_memory_dir(data, manager.memory_dir))
+        return EXIT_OK
+    from inspector.output import render_append, render_pass
+
+    render_append(ctx.console, stored, manager.memory_dir, args.prompt_tokens, args.model)
+    if maintenance is not None:
+        render_pass(ctx.console, maintenance)
+    return EXIT_OK
+
+
+def _record(manager: MemoryManager, prompt_tokens: int | None, model: str | None) -> None:
+    if prompt_tokens is not None:
+        manager.record_prompt_tokens(prompt_tokens, model)
+    elif model is not None:
+        manager.store.set_state(model=model)
+
+
+def cmd_plan(ctx: Context) -> int:
+    manager = ctx.manager(read_only=True)
+    report = manager.plan(prompt_tokens=ctx.args.prompt_tokens, model=ctx.args.model)
+    if ctx.json:
+        ctx.emit_json(_with_memory_dir(report.to_json(), manager.memory_dir))
+        return EXIT_OK
+    from inspector.output import render_plan
+
+    render_plan(ctx.console, report)
+    return EXIT_OK
+
+
+def cmd_compact(ctx: Context) -> int:
+    args = ctx.args
+    manager = ctx.manager(read_only=False, create=True)
+    try:
+        result = manager.save(force=args.force, focus=args.focus, prompt_tokens=args.prompt_tokens)
+    finally:
+        manager.close()
+    if ctx.json:
+        ctx.emit_json(_with_memory_dir(result.to_json(), manager.memory_dir))
+        return EXIT_OK
+    from inspector.output import render_pass
+
+    render_pass(ctx.console, result)
+    return EXIT_OK
+
+
+def cmd_rotate(ctx: Context) -> int:
+    manager = ctx.manager(read_only=False, create=True)
+    try:
+        result = manager.rotate()
+    finally:
+        manager.close()
+    if ctx.json:
+        ctx.emit_json(_with_memory_dir(result.to_json(), manager.memory_dir))
+        return EXIT_OK
+    from inspector.output import render_rotation
+
+    render_rotation(ctx.console, result)
+    return EXIT_OK
+
+
+def cmd_recall(ctx: Context) -> int:
+    manager = ctx.manager(read_only=True)
+    result = manager.recall(ctx.args.query, limit=ctx.args.limit)
+    if ctx.json:
+        ctx.emit_json(_with_memory_dir(result.to_json(), manager.memory_dir))
+        return EXIT_OK
+    from inspector.output import render_recall
+
+    render_recall(ctx.console, ctx.args.query, result)
+    return EXIT_OK
+
+
+def cmd_prompt(ctx: Context) -> int:
+    manager = ctx.manager(read_only=True)
+    messages = manager.build_prompt(ctx.args.system, ctx.args.task)
+    if ctx.json:
+        ctx.emit_json(_with_memory_dir({"messages": messages}, manager.memory_dir))
+        return EXIT_OK
+    from inspector.output import render_prompt
+
+    render_prompt(ctx.console, messages)
+    return EXIT_OK
+
+
+def cmd_repair(ctx: Context) -> int:
+    manager = ctx.manager(read_only=False, create=True)
+    try:
+        repaired = manager.repair()
+    finally:
+        manager.close()
+    if ctx.json:
+        ctx.emit_json(_with_memory_dir({"repaired": repaired}, manager.memory_dir))
+        return EXIT_OK
+    from inspector.output import render_repair
+
+    render_repair(ctx.console, repaired)
+    return EXIT_OK
+
+
+def _run_app_or_fail() -> Callable[..., Any]:
+    """inspector.app.run_app, imported only now (Textual is slow to import)."""
+    if importlib.util.find_spec("inspector.app") is None:
+        raise SessionMemoryError("the TUI is not available yet")
+    from inspector.app import run_app
+
+    return run_app  # type: ignore[no-any-return]
+
+
+def cmd_tui(ctx: Context) -> int:
+    root = ctx.require_memory()
+    config = ctx.config()
+    run_app = _run_app_or_fail()
+    result = run_app(
+        root,
+        read_only=bool(getattr(ctx.args, "read_only", False)),
+        poll=bool(getattr(ctx.args, "poll", False)),
+        config=config,
+        demo=None,
+    )
+    return result if isinstance(result, int) else EXIT_OK
+
+
+def _demo_root(ctx: Context) -> tuple[Path, bool]:
+    """(memory root, fresh): an explicit --memory-dir must be new or empty."""
+    if ctx.memory_dir_given:
+        root = ctx.memory_dir
+        if root.exists() and (not root.is_dir() or any(root.iterdir())):
+            raise BadInputError(
+                f"refusing to play the demo into {root}: it is not an empty folder "
+                "(give a new or empty --memory-dir, or none for a fresh folder)"
+            )
+        root.mkdir(parents=True, exist_ok=True)
+        return root, False
+    parent = Path(tempfile.mkdtemp(prefix="session-inspector-demo-"))
+    root = parent / "memory"
+    root.mkdir()
+    return root, True
+
+
+def cmd_demo(ctx: Context) -> int:
+    from core.manager import MemoryManager
+    from inspector.demo import DemoPlayer, demo_config, write_demo_config
+
+    args = ctx.args
+    if not args.no_tui:
+        run_app = _run_app_or_fail()
+    config = ctx.config() if getattr(args, "config", None) else demo_config()
+    root, fresh = _demo_root(ctx)
+    if fresh and not getattr(args, "config", None):
+        write_demo_config(root.parent / "config" / "memory" / "extraction.yaml", config)
+    sys.stderr.write(f"demo memory root: {root}\n")
+    sys.stderr.flush()
+    manager = MemoryManager(root, config)
+    player = DemoPlayer(manager, args.scenario, seed=args.seed, events=args.events)
+    if not args.no_tui:
+        if ctx.json:
+            ctx.emit_json({"memory_dir": str(root), "scenario": args.scenario})
+        result = run_app(root, read_only=False, poll=False, config=config, demo=player)
+        manager.close()
+        return result if isinstance(result, int) else EXIT_OK
+
+    from inspector.output import demo_progress, render_demo
+
+    show = None if ctx.json else demo_progress(ctx.console)
+    try:
+        stats = player.play(speed=args.speed or 0.0, on_step=show)
+    finally:
+        manager.close()
+    if ctx.json:
+        data = {"memory_dir": str(root), "scenario": args.scenario, **stats.to_json()}
+        ctx.emit_json(data)
+    else:
+        render_demo(ctx.console, root, args.scenario, stats)
+    return EXIT_OK
+
+
+COMMANDS: dict[str, Callable[[Context], int]] = {
+    "tui": cmd_tui,
+    "demo": cmd_demo,
+    "status": cmd_status,
+    "append": cmd_append,
+    "plan": cmd_plan,
+    "compact": cmd_compact,
+    "rotate": cmd_rotate,
+    "recall": cmd_recall,
+    "prompt": cmd_prompt,
+    "repair": cmd_repair,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; return its exit status (never raises, never prints a traceback)."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args_list
+    try:
+        try:
+            args = build_parser().parse_args(args_list)
+        except SystemExit as exc:  # --help
+            return exc.code if isinstance(exc.code, int) else EXIT_OK
+        ctx = Context(args)
+        command = args.command or "tui"
+        return COMMANDS[command](ctx)
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except SessionMemoryError as exc:
+        if debug:
+            traceback.print_exc()
+        _print_error(str(exc))
+        return int(getattr(exc, "exit_code", EXIT_FAILED))
+    except OSError as exc:
+        if debug:
+            traceback.print_exc()
+        where = f": {exc.filename}" if exc.filename else ""
+        _print_error(f"{exc.strerror or exc}{where}")
+        return EXIT_FAILED
+    except Exception as exc:
+        if debug:
+            traceback.print_exc()
+        _print_error(
+            f"internal error: {type(exc).__name__}: {exc} (run with --debug for a traceback)"
+        )
+        return EXIT_FAILED
+
+
+def _print_error(message: str) -> None:
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.flush()
+    sys.stderr.write(_error_line(message) + "\n")
+    sys.stderr.flush()

@@ -1,0 +1,552 @@
+"""Human output of the command line, made with Rich.
+
+Everything that comes from the memory root (event text, ids, summaries, file names) is
+untrusted: it goes through `inspector.safe_text` into `rich.text.Text` (never markup), with
+control characters made visible, so no escape sequence from the data reaches the terminal.
+Colour follows the terminal: none when it is not one, none with `NO_COLOR`, and Rich
+degrades by itself on `TERM=dumb`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from inspector.safe_text import one_line, safe_line, safe_text
+
+Row = tuple[str, Text | str]
+
+
+def make_console(file: Any = None) -> Console:
+    """The console of every command: no colour (and no styles at all) with NO_COLOR."""
+    no_color = bool(os.environ.get("NO_COLOR"))
+    return Console(
+        file=file,
+        no_color=no_color,
+        color_system=None if no_color else "auto",
+        highlight=False,
+        markup=False,
+        emoji=False,
+    )
+
+
+def _t(*parts: tuple[str, str] | str) -> Text:
+    """Text from trusted literal pieces (str) and (text, style) pairs."""
+    out = Text()
+    for part in parts:
+        if isinstance(part, tuple):
+            out.append(part[0], style=part[1])
+        else:
+            out.append(part)
+    return out
+
+
+def _n(value: int | float | None, unknown: str = "unknown") -> Text:
+    if value is None:
+        return Text(unknown, style="dim")
+    if isinstance(value, float) and not value.is_integer():
+        return Text(f"{value:,.1f}")
+    return Text(f"{int(value):,}")
+
+
+def _yes(flag: bool, yes_style: str = "bold yellow") -> Text:
+    return Text("yes", style=yes_style) if flag else Text("no", style="dim")
+
+
+def _kv_table(rows: Iterable[Row], title: str | None = None) -> Table:
+    table = Table(
+        box=box.SIMPLE,
+        show_header=False,
+        title=title,
+        title_justify="left",
+        title_style="bold",
+        pad_edge=False,
+    )
+    table.add_column("key", style="cyan", no_wrap=True)
+    table.add_column("value", overflow="fold")
+    for key, value in rows:
+        table.add_row(key, value if isinstance(value, Text) else Text(value))
+    return table
+
+
+def _get(obj: Any, name: str, default: Any = None) -> Any:
+    if isinstance(obj, Mapping):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+def event_preview(event: Mapping[str, Any], limit: int = 90) -> str:
+    """One line of an event's content for tables (control characters visible)."""
+    content = event.get("content")
+    if content is None:
+        text = ""
+    elif isinstance(content, str):
+        text = content
+    else:
+        from core.tokens import compact_json
+
+        text = compact_json(content)
+    if event.get("type") == "tool_call":
+        args = event.get("arguments")
+        if args is not None and not text:
+            from core.tokens import compact_json
+
+            text = args if isinstance(args, str) else compact_json(args)
+        name = event.get("name")
+        if isinstance(name, str) and name:
+            text = f"{name}({text})"
+    meta = event.get("meta")
+    if isinstance(meta, Mapping) and meta.get("synthetic"):
+        text = f"[synthetic {meta.get('synthetic')}] {text}"
+    return one_line(text, limit)
+
+
+def _event_label(event: Mapping[str, Any]) -> Text:
+    etype = event.get("type") or event.get("role") or "?"
+    style = {
+        "user_input": "bold green",
+        "assistant_output": "blue",
+        "role_output": "blue",
+        "tool_call": "magenta",
+        "tool_result": "yellow",
+        "system_event": "dim",
+        "screen_context": "dim",
+    }.get(str(etype), "")
+    return safe_line(str(etype), style, limit=20)
+
+
+def _short_id(value: object, limit: int = 18) -> Text:
+    if not isinstance(value, str):
+        return Text("—", style="dim")
+    return safe_line(value, "dim", limit=limit)
+
+
+def events_table(
+    events: Sequence[Mapping[str, Any]],
+    indexes: Sequence[int],
+    *,
+    title: str | None = None,
+    tokens: Sequence[int] | None = None,
+    fate: Callable[[int], Text] | None = None,
+    offset: int = 0,
+    width: int = 80,
+) -> Table:
+    """Events as rows; `offset` is added to the shown index (a tail of the hot window).
+
+    The content column gets what the fixed columns leave of `width` (the console width):
+    left to itself Rich would squeeze the index column away to fit the long previews.
+    """
+    table = Table(box=box.SIMPLE_HEAD, title=title, title_justify="left", title_style="bold")
+    widest = len(str(max(indexes, default=0) + offset))
+    table.add_column("#", justify="right", style="dim", no_wrap=True)
+    table.add_column("type", no_wrap=True, min_width=16)
+    used = widest + 16 + 2 * 3 + 2
+    if tokens is not None:
+        table.add_column("tok", justify="right", no_wrap=True, min_width=5)
+        used += 5 + 2
+    if fate is not None:
+        table.add_column("fate", no_wrap=True, min_width=16)
+        used += 16 + 2
+    table.add_column("content", overflow="ellipsis", no_wrap=True, max_width=max(width - used, 12))
+    previous: int | None = None
+    for i in indexes:
+        if previous is not None and i != previous + 1:
+            gap = i - previous - 1
+            cells = [Text("…", style="dim"), Text(f"{gap:,} more", style="dim")]
+            if tokens is not None:
+                cells.append(Text(""))
+            if fate is not None:
+                cells.append(Text(""))
+            cells.append(Text(""))
+            table.add_row(*cells)
+        event = events[i]
+        row = [Text(str(i + offset)), _event_label(event)]
+        if tokens is not None:
+            row.append(Text(f"{tokens[i]:,}"))
+        if fate is not None:
+            row.append(fate(i))
+        row.append(Text(event_preview(event)))
+        table.add_row(*row)
+        previous = i
+    return table
+
+
+# --- status ---------------------------------------------------------------------------------
+
+
+def _latest_events(manager: Any, count: int) -> list[Mapping[str, Any]]:
+    """The last few hot-window events, or [] when they cannot be read."""
+    try:
+        snapshot = manager.store.read_events()
+    except Exception:
+        return []
+    events = _get(snapshot, "events", snapshot)
+    return list(events)[-count:] if isinstance(events, Sequence) else []
+
+
+def render_status(console: Console, status: Any, manager: Any = None) -> None:
+    should = bool(_get(status, "should_compress"))
+    trigger_text = _yes(should)
+    if _get(status, "trigger"):
+        trigger_text.append(f" (trigger: {one_line(str(_get(status, 'trigger')), 20)})")
+    reason = _get(status, "trigger_reason")
+    if reason:
+        trigger_text.append("  ")
+        trigger_text.append(one_line(str(reason), 200), style="dim")
+    window = Text(f"{_get(status, 'context_window') or 0:,}")
+    model = _get(status, "model")
+    if model:
+        window.append("  model ")
+        window.append(one_line(str(model), 60), style="cyan")
+    pending = int(_get(status, "pending_count") or 0)
+    corrupt = int(_get(status, "corrupt_lines") or 0)
+    rows: list[Row] = [
+        ("memory root", safe_line(str(_get(status, "memory_dir") or ""), limit=300)),
+        ("session", safe_line(str(_get(status, "session_id") or "—"), "bold")),
+        ("events (hot window)", _n(_get(status, "event_count"))),
+        ("hot tokens", _n(_get(status, "hot_tokens"))),
+        ("last prompt tokens", _n(_get(status, "last_prompt_tokens"))),
+        ("context window", window),
+        ("should compress", trigger_text),
+        ("chunks", _n(_get(status, "chunk_count"))),
+        ("pending evidence", Text(str(pending), style="bold yellow" if pending else "")),
+        ("corrupt lines", Text(str(corrupt), style="bold red" if corrupt else "")),
+        ("compressed history", _yes(bool(_get(status, "has_compressed_history")), "green")),
+    ]
+    index_error = _get(status, "index_error")
+    if index_error:
+        rows.append(("index", safe_text(str(index_error), "bold red", limit=400)))
+        rows.append(("", _t(("run `session-inspector repair` to rebuild it", "dim"))))
+    console.print(_kv_table(rows, title="Session"))
+
+    archives = list(_get(status, "archives") or [])
+    if archives:
+        table = Table(box=box.SIMPLE_HEAD, title="Archived sessions", title_justify="left")
+        table.title_style = "bold"
+        table.add_column("session")
+        table.add_column("events", justify="right")
+        table.add_column("chunks", justify="right")
+        table.add_column("created", style="dim")
+        for info in archives:
+            table.add_row(
+                safe_line(str(_get(info, "session_id")), limit=60),
+                _n(_get(info, "event_count")),
+                _n(_get(info, "chunk_count")),
+                safe_line(str(_get(info, "created_at") or ""), limit=40),
+            )
+        console.print(table)
+
+    if manager is not None:
+        latest = _latest_events(manager, 5)
+        if latest:
+            total = int(_get(status, "event_count") or len(latest))
+            first = max(total - len(latest), 0)
+            indexes = list(range(len(latest)))
+            console.print(
+                events_table(
+                    latest, indexes, title="Latest events", offset=first, width=console.width
+                )
+            )
+
+
+# --- plan -----------------------------------------------------------------------------------
+
+
+def _plan_window(plan: Any, n: int, around: int = 6) -> list[int]:
+    """Indexes worth showing: the ends, the root, the turn start, and around the cut."""
+    if n <= 40:
+        return list(range(n))
+    keep: set[int] = set(range(min(3, n))) | set(range(max(n - 3, 0), n))
+    for name in ("root_index", "turn_start_index"):
+        value = _get(plan, name)
+        if isinstance(value, int):
+            keep.add(value)
+    for name in ("cut_index",):
+        value = _get(plan, name)
+        if isinstance(value, int):
+            keep |= set(range(max(value - around, 0), min(value + around, n)))
+    for trace_name in ("token_path", "count_path"):
+        trace = _get(plan, trace_name)
+        for name in ("candidate_index", "snapped_index"):
+            value = _get(trace, name)
+            if isinstance(value, int) and 0 <= value < n:
+                keep |= set(range(max(value - 2, 0), min(value + 3, n)))
+    return sorted(i for i in keep if 0 <= i < n)
+
+
+def render_plan(console: Console, report: Any) -> None:
+    trigger = report.trigger
+    plan = report.plan
+    events = list(report.events)
+    tokens = list(getattr(report, "tokens", []) or [])
+    head = _t(("should compress: ", "bold"))
+    head.append_text(_yes(bool(trigger.should_compress)))
+    if trigger.trigger:
+        head.append(f"  (trigger: {trigger.trigger})", style="yellow")
+    console.print(head)
+    console.print(Text("  " + one_line(str(trigger.reason), 300), style="dim"))
+
+    if plan.useful:
+        cut = plan.cut_index
+        first_kept = plan.first_kept_event_id
+        rows: list[Row] = [
+            ("path", Text(f"{plan.path}", style="bold")),
+            ("cut index", Text(str(cut))),
+            ("first kept event", safe_line(str(first_kept or "—"))),
+            (
+                "pinned root",
+                safe_line(str(plan.pinned_root_event_id))
+                if plan.pinned_root_event_id
+                else Text("none", style="dim"),
+            ),
+            (
+                "split turn",
+                _t(("yes", "bold magenta"), "  turn starts at ")
+                + safe_line(str(plan.turn_start_event_id))
+                if plan.is_split_turn
+                else Text("no", style="dim"),
+            ),
+            (
+                "compacts",
+                Text(
+                    f"{len(plan.compacted_indices()):,} events ({plan.compacted_tokens:,} tokens)"
+                ),
+            ),
+            (
+                "keeps",
+                Text(f"{len(plan.kept_indices()):,} events ({plan.kept_tokens_estimate:,} tokens)"),
+            ),
+        ]
+    else:
+        rows = [("cut", _t(("none", "dim"), "  ") + safe_line(str(plan.reason or ""), limit=300))]
+    if not trigger.should_compress and plan.useful:
+        rows.append(("", _t(("a pass would not run now; `compact --force` would cut here", "dim"))))
+    console.print(_kv_table(rows, title="Plan"))
+
+    notes = list(getattr(plan, "notes", ()) or ())
+    if notes:
+        console.print(Text("Explanation", style="bold"))
+        for note in notes:
+            line = Text("  • ")
+            line.append_text(safe_text(str(note), limit=600))
+            console.print(line)
+        console.print()
+
+    if not events:
+        return
+    compacted = set(plan.compacted_indices()) if plan.useful else set()
+    pinned = plan.pinned_root_index
+    turn_start = plan.turn_start_index
+
+    def fate(i: int) -> Text:
+        if i == pinned:
+            return Text("pinned root", style="bold green")
+        if plan.useful and i == plan.cut_index:
+            return Text("→ first kept", style="bold cyan")
+        if i in compacted:
+            label = "compact"
+            if plan.is_split_turn and turn_start is not None and i >= turn_start:
+                label = "compact (prefix)"
+            return Text(label, style="yellow")
+        return Text("keep", style="green" if plan.useful else "dim")
+
+    indexes = _plan_window(plan, len(events))
+    shown_tokens = tokens if len(tokens) == len(events) else None
+    console.print(
+        events_table(
+            events, indexes, title="Events", tokens=shown_tokens, fate=fate, width=console.width
+        )
+    )
+
+
+# --- one-line results ----------------------------------------------------------------------
+
+
+def render_pass(console: Console, result: Any) -> None:
+    if result.compacted:
+        line = _t(("compacted ", "bold green"))
+        count = getattr(result, "compacted_event_count", None)
+        if count:
+            line.append(f"{count:,} events ")
+        line.append("into ")
+        line.append_text(safe_line(str(result.chunk_id), "bold"))
+        extras = []
+        plan = getattr(result, "plan", None)
+        if plan is not None and getattr(plan, "path", None):
+            extras.append(f"{plan.path} path")
+        if getattr(result, "is_split_turn", False):
+            extras.append("split turn")
+        backend = getattr(result, "summary_backend", None)
+        if backend:
+            extras.append(f"summary: {one_line(str(backend), 40)}")
+        if extras:
+            line.append(f" ({', '.join(extras)})", style="dim")
+        line.append(f"; hot window now {result.kept_event_count:,} events")
+    else:
+        reason = str(result.reason or "not needed")
+        line = _t(("not compacted", "bold yellow" if reason == "busy" else "bold"), ": ")
+        line.append_text(safe_line(reason, limit=300))
+        if reason == "busy":
+            line.append("  (another pass is running; it will compact)", style="dim")
+    console.print(line)
+
+
+def render_append(
+    console: Console,
+    stored: Sequence[Mapping[str, Any]],
+    memory_dir: Path,
+    prompt_tokens: int | None,
+    model: str | None,
+) -> None:
+    line = Text()
+    if stored:
+        line.append(f"appended {len(stored)} event{'s' if len(stored) != 1 else ''}", "bold green")
+        first, last = stored[0].get("id"), stored[-1].get("id")
+        line.append(" (")
+        line.append_text(safe_line(str(first), limit=60))
+        if len(stored) > 1:
+            line.append(" … ")
+            line.append_text(safe_line(str(last), limit=60))
+        line.append(")")
+    else:
+        line.append("appended no events", "bold")
+    if prompt_tokens is not None:
+        line.append(f"; prompt tokens {prompt_tokens:,}")
+    if model is not None:
+        line.append("; model ")
+        line.append_text(safe_line(model, limit=60))
+    line.append(" in ")
+    line.append_text(safe_line(str(memory_dir), "dim", limit=300))
+    console.print(line)
+
+
+def render_rotation(console: Console, result: Any) -> None:
+    if result.closed_session_id is None:
+        console.print(_t(("no session to close", "bold"), "; started a new session"))
+        return
+    line = _t(("closed session ", "bold green"))
+    line.append_text(safe_line(str(result.closed_session_id), "bold"))
+    line.append(" → ")
+    line.append_text(safe_line(str(result.archive_path), limit=300))
+    line.append("; started a new session")
+    console.print(line)
+
+
+def render_repair(console: Console, repaired: Mapping[str, int]) -> None:
+    done = {k: v for k, v in repaired.items() if v}
+    if not done:
+        console.print(_t(("nothing to repair", "bold green")))
+        return
+    line = _t(("repaired: ", "bold green"))
+    line.append(", ".join(f"{one_line(str(k), 60)} {v}" for k, v in sorted(done.items())))
+    console.print(line)
+
+
+# --- recall and prompt ----------------------------------------------------------------------
+
+
+def render_recall(console: Console, query: str, result: Any) -> None:
+    hits = list(_get(result, "results", None) or _get(result, "hits", None) or [])
+    head = _t(("recall ", "bold"))
+    head.append_text(safe_line(repr(query), limit=120))
+    head.append(f": {len(hits)} result{'s' if len(hits) != 1 else ''}")
+    pending = _get(result, "pending_chunks_recalled", 0) or 0
+    if pending:
+        head.append(f" ({pending} from pending evidence)", style="yellow")
+    console.print(head)
+    for hit in hits:
+        source = str(_get(hit, "source", ""))
+        line = Text("\n")
+        line.append_text(safe_line(str(_get(hit, "chunk_id")), "bold", limit=80))
+        line.append(
+            f"  source: {one_line(source, 20)}", style="yellow" if source == "pending" else "cyan"
+        )
+        score = _get(hit, "score")
+        if isinstance(score, int | float):
+            line.append(f"  score {score:.3f}", style="dim")
+        console.print(line)
+        summary = str(_get(hit, "summary") or "")
+        if summary:
+            for text_line in summary.splitlines()[:8]:
+                console.print(Text("  ") + safe_line(text_line, limit=160))
+            extra = len(summary.splitlines()) - 8
+            if extra > 0:
+                console.print(Text(f"  … {extra} more summary lines", style="dim"))
+        events = list(_get(hit, "events") or [])
+        for event in events[:5]:
+            row = Text("    ")
+            row.append_text(_event_label(event))
+            row.append("  ")
+            row.append(event_preview(event, 120))
+            console.print(row)
+        if len(events) > 5:
+            console.print(Text(f"    … {len(events) - 5} more matching events", style="dim"))
+
+
+def render_prompt(console: Console, messages: Sequence[Mapping[str, Any]]) -> None:
+    for number, message in enumerate(messages):
+        role = str(message.get("role", "?"))
+        head = Text(f"[{number}] ", style="dim")
+        head.append(one_line(role, 20), style="bold cyan")
+        if message.get("tool_call_id"):
+            head.append("  tool_call_id ")
+            head.append_text(safe_line(str(message["tool_call_id"]), limit=60))
+        console.print(head)
+        content = message.get("content")
+        if isinstance(content, str) and content:
+            console.print(safe_text(content, limit=4000))
+        for call in message.get("tool_calls") or []:
+            function = call.get("function") or {}
+            line = Text("  → ")
+            line.append_text(safe_line(str(function.get("name", "")), "magenta", limit=60))
+            line.append("(")
+            line.append(one_line(str(function.get("arguments", "")), 200))
+            line.append(")  id ")
+            line.append_text(safe_line(str(call.get("id")), "dim", limit=60))
+            console.print(line)
+        console.print()
+
+
+# --- demo -----------------------------------------------------------------------------------
+
+
+def demo_progress(console: Console) -> Callable[[Any], None]:
+    """An on_step callback printing compactions, rotations, recalls and crashes as they happen."""
+
+    def show(step: Any) -> None:
+        kind = str(getattr(step, "kind", ""))
+        if kind not in ("maintenance", "rotate", "recall", "crash", "scenario"):
+            return
+        style = {"maintenance": "green", "rotate": "cyan", "recall": "blue", "crash": "red"}
+        line = Text(f"{kind:>11}  ", style=style.get(kind, "bold"))
+        line.append_text(safe_line(str(step.description), limit=200))
+        console.print(line)
+
+    return show
+
+
+def render_demo(console: Console, root: Path, scenario: str, stats: Any) -> None:
+    data = stats.to_json() if hasattr(stats, "to_json") else dict(stats)
+    rows: list[Row] = [
+        ("memory root", safe_line(str(root), limit=300)),
+        ("scenario", Text(scenario, style="bold")),
+    ]
+    for key, value in data.items():
+        if isinstance(value, int | float | str):
+            rows.append(
+                (
+                    key.replace("_", " "),
+                    Text(f"{value:,}" if isinstance(value, int) else str(value)),
+                )
+            )
+    console.print(_kv_table(rows, title="Demo played"))
+    hint = Text("look around: ", style="dim")
+    hint.append(f"session-inspector --memory-dir {one_line(str(root), 300)} status")
+    console.print(hint)
