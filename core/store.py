@@ -324,7 +324,7 @@ class _ProcessLock:
             if not blocking:
                 return False
             raise LockTimeoutError(
-                f"could not lock {self.path} within {timeout:g} s: "
+                f"could not lock {self.path} within {timeout} s: "
                 "another thread of this process holds it"
             )
         try:
@@ -337,7 +337,7 @@ class _ProcessLock:
                         self._rlock.release()
                         return False
                     raise LockTimeoutError(
-                        f"could not lock {self.path} within {timeout:g} s: another process holds it"
+                        f"could not lock {self.path} within {timeout} s: another process holds it"
                     ) from None
                 except OSError as exc:
                     raise StoreError(f"cannot lock {self.path}: {_reason(exc)}") from exc
@@ -438,6 +438,11 @@ class SessionStore:
     def holds_lock(self) -> bool:
         return self._lock.held_by_me()
 
+    def _require_writable(self) -> None:
+        """Only the active session is ever written; an archived one is a read-only log."""
+        if self.paths.is_archive:
+            raise StoreError(f"{self.paths.session} is read-only: it is not the active session")
+
     def _require_lock(self, what: str) -> None:
         if not self._lock.held_by_me():
             raise StoreError(f"{what} needs the session lock {self.paths.lock} held by the caller")
@@ -449,6 +454,7 @@ class SessionStore:
 
     def ensure_session(self) -> SessionState:
         """Create what is missing of the session (root, folder, events.jsonl, state.json)."""
+        self._require_writable()
         with self.lock():
             return self._merged(self._ensure_session_locked())
 
@@ -531,6 +537,7 @@ class SessionStore:
     def write_state(self, state: SessionState) -> None:
         """Write state.json as given (caller holds the lock and read it with `read_state`)."""
         self._require_lock("write_state")
+        self._require_writable()
         self._write_state_file(state)
 
     def read_state(self) -> SessionState:
@@ -556,6 +563,7 @@ class SessionStore:
 
     def update_state(self, fn: Callable[[SessionState], SessionState | None]) -> SessionState:
         """Read, change (fn mutates or returns a new state) and write state.json under the lock."""
+        self._require_writable()
         with self.lock():
             state = self._merged(self._ensure_session_locked())
             result = fn(state)
@@ -599,6 +607,7 @@ class SessionStore:
         One os.write on an O_APPEND descriptor under the lock, no fsync (see the module
         docstring). A `user_input` starts a new run: the recorded prompt size is forgotten.
         """
+        self._require_writable()
         stored: list[Event] = []
         for i, obj in enumerate(events, 1):
             event = strip_screenshot_data(validate_event(obj, f"{where} {i}"))
@@ -717,6 +726,7 @@ class SessionStore:
         if not lines:
             return 0
         self._require_lock("quarantine")
+        self._require_writable()
         if source is None:
             source = os.path.relpath(self.paths.events, self.paths.root)
         stamp = now_ts()
@@ -761,6 +771,7 @@ class SessionStore:
         Caller holds the lock. Returns the bytes written.
         """
         self._require_lock("replace_events")
+        self._require_writable()
         self.paths.ensure_inside_root()
         data = b"".join(
             serialize_event(strip_screenshot_data(e), f"hot-window event {i}")

@@ -613,3 +613,28 @@ def test_try_lock_and_maintenance_lock_do_not_wait(tmp_path: Path) -> None:
     assert results == [True, False, False]
     with store.maintenance_lock() as got:
         assert got
+
+
+def test_an_archived_session_is_read_only(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    store.append_events([{"type": "user_input", "content": "old"}])
+    sid = store.read_state().session_id
+    archive = tmp_path / "m" / "session_archive" / sid
+    archive.parent.mkdir()
+    os.rename(store.paths.session, archive)
+    before = sorted(p.name for p in archive.iterdir())
+    viewer = SessionStore(tmp_path / "m", session=archive)
+    assert viewer.read_events().events[0]["content"] == "old"
+    assert viewer.read_state().session_id == sid
+    for action in (
+        viewer.ensure_session,
+        lambda: viewer.append_events([{"type": "user_input", "content": "new"}]),
+        lambda: viewer.set_state(model="x"),
+        lambda: viewer.record_prompt_tokens(5),
+    ):
+        with pytest.raises(StoreError, match="read-only"):
+            action()
+    with viewer.lock(), pytest.raises(StoreError, match="read-only"):
+        viewer.replace_events([])
+    assert sorted(p.name for p in archive.iterdir()) == before
+    assert viewer.read_events().event_count == 1
