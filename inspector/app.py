@@ -1,0 +1,1058 @@
+"""The inspector App: the live memory of a session, drivable by keyboard, safe over SSH.
+
+`create_app(...)` builds the app for the CLI and the tests; `run_app(...)` runs it and returns
+the exit status. Structure:
+
+- Every file read and every action runs in a thread worker. Workers never touch widgets: they
+  post messages (`post_message` is thread-safe) that handlers on the UI thread apply.
+- Reloads are coalesced per job ("events", "status", "plan", each view): a request while the
+  job runs marks it dirty, and it runs once more afterwards, never twice at the same time.
+- The watcher (`inspector.watch`) watches the memory root's directories and tells the app which
+  views changed; with `watch=False` (tests, snapshots) views reload after each action instead.
+- Tabs that are not on screen reload when shown (their data is marked stale), so a busy agent
+  appending events costs the hot window and header only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, cast
+
+from rich.text import Text
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
+from textual.message import Message
+from textual.widget import Widget
+from textual.widgets import Footer, Input, Static, TabbedContent, TabPane, TextArea
+from textual.worker import Worker, WorkerState
+
+from core.config import CompactionConfig, load_config
+from core.errors import SessionMemoryError
+from core.maintenance import PassResult
+from core.manager import MemoryManager
+from core.trigger import TriggerDecision, should_compress
+from inspector.commands import InspectorCommands
+from inspector.model import (
+    CutPreview,
+    HotWindowModel,
+    LightStatus,
+    ModelUpdate,
+    plan_rows,
+    read_light_status,
+)
+from inspector.safe_text import one_line
+from inspector.screens import AppendEventScreen, ConfirmScreen, FocusPromptScreen
+from inspector.watch import VIEWS, Change, MemoryWatcher
+from inspector.widgets.activity_log import ActivityLog
+from inspector.widgets.budget_gauge import BudgetGauge, BudgetInfo
+from inspector.widgets.demo_controls import DemoControls, DemoPlayerLike
+from inspector.widgets.event_detail import EventDetail
+from inspector.widgets.hot_window import HotWindow
+from inspector.widgets.plan_panel import PlanPanel, WhatIf
+from inspector.widgets.status_header import HeaderInfo, StatusHeader
+
+TABS: tuple[tuple[str, str], ...] = (
+    ("hot", "Hot window"),
+    ("chunks", "Chunks"),
+    ("summary", "Summary"),
+    ("prompt", "Prompt"),
+    ("recall", "Recall"),
+    ("archive", "Archive"),
+    ("activity", "Activity"),
+)
+
+VIEW_WIDGETS: dict[str, tuple[str, str]] = {
+    "chunks": ("inspector.widgets.chunks_view", "ChunksView"),
+    "summary": ("inspector.widgets.summary_view", "SummaryView"),
+    "prompt": ("inspector.widgets.prompt_view", "PromptView"),
+    "recall": ("inspector.widgets.recall_view", "RecallView"),
+    "archive": ("inspector.widgets.archive_view", "ArchiveView"),
+}
+"""Tab id -> (module, class) of the views built beside this app; a placeholder until present."""
+
+VIEWS_FOR_CHANGE: dict[str, tuple[str, ...]] = {
+    "events": ("prompt",),
+    "state": ("prompt",),
+    "summary": ("summary", "prompt"),
+    "chunks": ("chunks", "recall"),
+    "archive": ("archive",),
+    "session": ("chunks", "summary", "prompt", "recall", "archive"),
+}
+
+WRITE_ACTIONS = frozenset({"maintenance", "compact", "rotate", "append", "repair"})
+DEMO_ACTIONS = frozenset({"demo_toggle", "demo_step"})
+
+SPARK_HISTORY = 60
+
+
+@dataclass(frozen=True)
+class ActionSpec:
+    """An action as the footer and the command palette list it."""
+
+    action: str
+    title: str
+    help: str
+    key: str
+
+
+ACTIONS: tuple[ActionSpec, ...] = (
+    ActionSpec("maintenance", "Run maintenance", "Request a (coalesced) background pass", "m"),
+    ActionSpec("compact", "Force compaction", "Compact now, with optional focus text", "c"),
+    ActionSpec("rotate", "Rotate session", "Close the session into session_archive/", "r"),
+    ActionSpec("append", "Append event", "Append one event (type, role, text)", "a"),
+    ActionSpec("repair", "Repair", "Rebuild the index, finish crashed passes", "R"),
+    ActionSpec("recall", "Recall", "Search compacted history", "/"),
+    ActionSpec("toggle_preview", "Toggle cut preview", "Show where a pass would cut", "p"),
+    ActionSpec("what_if", "What-if", "Change keep/hot/prompt and watch the cut move", "w"),
+    ActionSpec("toggle_follow", "Toggle follow tail", "Keep the newest event in view", "f"),
+    ActionSpec("demo_toggle", "Demo play/pause", "Play or pause the demo agent", "space"),
+    ActionSpec("demo_step", "Demo step", "Run one step of the demo agent", "s"),
+    ActionSpec("back_to_active", "Back to active session", "Leave the archived session", "b"),
+    ActionSpec("quit", "Quit", "Leave the inspector", "q"),
+)
+
+
+class EventsPolled(Message):
+    def __init__(self, update: ModelUpdate, model: HotWindowModel) -> None:
+        super().__init__()
+        self.update = update
+        self.model = model
+
+
+class StatusRead(Message):
+    def __init__(self, status: LightStatus, manager: MemoryManager) -> None:
+        super().__init__()
+        self.status = status
+        self.manager = manager
+
+
+class PlanMade(Message):
+    def __init__(
+        self,
+        preview: CutPreview,
+        trigger: TriggerDecision,
+        real_trigger: TriggerDecision,
+        model: HotWindowModel,
+        elapsed_ms: float,
+    ) -> None:
+        super().__init__()
+        self.preview = preview
+        self.trigger = trigger
+        self.real_trigger = real_trigger
+        self.model = model
+        self.elapsed_ms = elapsed_ms
+
+
+class ActionFinished(Message):
+    def __init__(self, name: str, text: str, *, ok: bool = True) -> None:
+        super().__init__()
+        self.name = name
+        self.text = text
+        self.ok = ok
+
+
+class FilesChanged(Message):
+    def __init__(self, change: Change) -> None:
+        super().__init__()
+        self.change = change
+
+
+class WatchError(Message):
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+
+class _Jobs:
+    """Per-job coalescing: at most one worker per job, plus one rerun when asked meanwhile."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running: set[str] = set()
+        self._dirty: set[str] = set()
+
+    def claim(self, name: str) -> bool:
+        """True: the caller should start a worker; False: one runs and will run again."""
+        with self._lock:
+            if name in self._running:
+                self._dirty.add(name)
+                return False
+            self._running.add(name)
+            return True
+
+    def again(self, name: str) -> bool:
+        """Called by the worker when done: True means run once more."""
+        with self._lock:
+            if name in self._dirty:
+                self._dirty.discard(name)
+                return True
+            self._running.discard(name)
+            return False
+
+    def busy(self) -> bool:
+        with self._lock:
+            return bool(self._running)
+
+
+def _passresult_text(result: PassResult) -> str:
+    t = result.timings_ms
+    total = t.get("total", 0.0)
+    summarize = t.get("summarize", 0.0)
+    if result.compacted:
+        return (
+            f"compaction {result.chunk_id}: {result.events_before} → {result.kept_event_count} "
+            f"events ({result.compacted_event_count} compacted"
+            + (", split turn" if result.is_split_turn else "")
+            + f"), {total - summarize:.0f} ms + summarizer {summarize:.0f} ms"
+            + (f" [{result.summary_backend}]" if result.summary_backend else "")
+        )
+    return f"pass skipped: {result.reason or 'no reason given'} ({total:.0f} ms)"
+
+
+class InspectorApp(App[int]):
+    """session-inspector's TUI."""
+
+    TITLE = "session-inspector"
+    CSS_PATH = "styles/app.tcss"
+    COMMANDS: ClassVar[set[Any]] = App.COMMANDS | {InspectorCommands}
+    ENABLE_COMMAND_PALETTE = True
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("m", "maintenance", "Maintain", id="maintenance"),
+        Binding("c", "compact", "Compact", id="compact"),
+        Binding("r", "rotate", "Rotate", id="rotate"),
+        Binding("a", "append", "Append", id="append"),
+        Binding("R,ctrl+r", "repair", "Repair", id="repair"),
+        Binding("slash", "recall", "Recall", id="recall"),
+        Binding("p", "toggle_preview", "Cut", id="cut_preview"),
+        Binding("w", "what_if", "What-if", id="what_if"),
+        Binding("f", "toggle_follow", "Follow", id="follow"),
+        Binding("space", "demo_toggle", "Play/pause", id="demo.toggle"),
+        Binding("s", "demo_step", "Step", id="demo.step"),
+        Binding("b", "back_to_active", "Active session", id="back_to_active"),
+        Binding("q", "quit", "Quit", id="quit"),
+        Binding("ctrl+q", "quit", "Quit", show=False, priority=True, id="quit.ctrl"),
+        Binding("escape", "escape", "Back", show=False, id="escape"),
+        Binding("tab", "next_tab", "Next tab", show=False, priority=True, id="tab.next"),
+        Binding("shift+tab", "prev_tab", "Prev tab", show=False, priority=True, id="tab.prev"),
+        *[
+            Binding(str(i + 1), f"show_tab('{tab}')", title, show=False, id=f"tab.{tab}")
+            for i, (tab, title) in enumerate(TABS)
+        ],
+    ]
+
+    def __init__(
+        self,
+        memory_dir: Path | str,
+        *,
+        read_only: bool = False,
+        poll: bool = False,
+        config: CompactionConfig | None = None,
+        demo: DemoPlayerLike | None = None,
+        watch: bool = True,
+        display_root: str | None = None,
+        clock: Callable[[], str] | None = None,
+        demo_pace: float = 0.5,
+    ) -> None:
+        super().__init__()
+        self.memory_dir = Path(memory_dir)
+        self.read_only = read_only
+        self.poll = poll
+        self.config = config if config is not None else load_config(memory_dir=memory_dir).config
+        self.demo = demo
+        self.demo_pace = demo_pace
+        self.watch_files = watch
+        self.display_root = display_root if display_root is not None else str(memory_dir)
+        self.clock = clock
+        self.active_manager = MemoryManager(self.memory_dir, self.config, read_only=read_only)
+        self.manager = self.active_manager
+        self.archive_id: str | None = None
+        self.hot_model = HotWindowModel(self.manager.paths.events)
+        self.status = LightStatus()
+        self.archives: tuple[Any, ...] = ()
+        self.what_if = WhatIf()
+        self.prompt_history: list[tuple[int | None, bool]] = []
+        self._last_seen_prompt: tuple[int | None, str | None] | None = None
+        self._last_chunk_count: int | None = None
+        self.preview: CutPreview | None = None
+        self.trigger: TriggerDecision | None = None
+        self.real_trigger: TriggerDecision | None = None
+        self._jobs = _Jobs()
+        self._want_archives = False
+        self._stale: set[str] = set()
+        self._watcher: MemoryWatcher | None = None
+        self.actions_run: list[str] = []
+        self.errors_shown: list[str] = []
+        self.first_paint_ms: float | None = None
+        self._t0 = time.perf_counter()
+        self.last_change_at: float | None = None
+        self.last_change_applied_ms: float | None = None
+
+    # -- layout -----------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield StatusHeader(self._header_info(), id="status")
+        yield Static(
+            Text(" ARCHIVED — not part of any prompt ", style="bold reverse"),
+            id="archive-banner",
+            markup=False,
+        )
+        yield BudgetGauge(id="budget")
+        if self.demo is not None:
+            yield DemoControls(self.demo, pace=self.demo_pace, id="demo")
+        with TabbedContent(initial="hot", id="tabs"):
+            for i, (tab, title) in enumerate(TABS):
+                with TabPane(f"{i + 1} {title}", id=tab):
+                    yield from self._compose_tab(tab)
+        yield Footer()
+
+    def _compose_tab(self, tab: str) -> ComposeResult:
+        if tab == "hot":
+            with Horizontal(id="hot-split"):
+                yield HotWindow(id="hot-window")
+                with Vertical(id="side"):
+                    yield PlanPanel(id="plan")
+                    yield EventDetail(id="detail")
+        elif tab == "activity":
+            yield ActivityLog(clock=self.clock, id="log")
+        else:
+            yield self._make_view(tab)
+
+    def _make_view(self, tab: str) -> Widget:
+        module_name, cls_name = VIEW_WIDGETS[tab]
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name != module_name:
+                raise
+            return Static(
+                Text(f"{tab}: this view is not available in this build", style="dim"),
+                id=f"{tab}-view",
+                markup=False,
+            )
+        widget = cast(Widget, getattr(module, cls_name)(id=f"{tab}-view"))
+        return widget
+
+    def on_mount(self) -> None:
+        self._t0_mount = time.perf_counter()
+        self.query_one("#archive-banner").display = False
+        self.query_one("#plan", PlanPanel).display = False
+        self.query_one(HotWindow).focus()
+        self.log_activity(
+            f"inspector on {self.display_root} ({'read-only' if self.read_only else 'read-write'}"
+            f", {'polling' if self.poll else 'watching'} files)",
+            "info",
+        )
+        if self.watch_files:
+            self._start_watcher()
+        self.request("events")
+        self.request("status", archives=True)
+        self._mark_views_stale(tuple(VIEW_WIDGETS))
+        self._refresh_visible_view()
+        self._update_size_class()
+
+    def on_resize(self) -> None:
+        self._update_size_class()
+
+    def _update_size_class(self) -> None:
+        self.screen.set_class(self.size.width < 160, "-narrow")
+
+    # -- activity / errors ------------------------------------------------------------------
+
+    def log_activity(self, text: str, level: str = "info") -> None:
+        with contextlib.suppress(NoMatches):
+            self.query_one("#log", ActivityLog).record(text, level)
+
+    def show_error(self, where: str, text: str) -> None:
+        """Activity log + one-line notification, untrusted text shown literally."""
+        line = one_line(f"{where}: {text}", 300)
+        self.errors_shown.append(line)
+        self.log_activity(line, "error")
+        self.notify(line, severity="error", markup=False, timeout=8)
+
+    # -- coalesced background jobs ----------------------------------------------------------
+
+    def request(self, job: str, *, archives: bool = False) -> None:
+        """Run a reload job in a thread worker, coalesced (see `_Jobs`)."""
+        if job == "status" and archives:
+            self._want_archives = True
+        if not self._jobs.claim(job):
+            return
+        if job == "events":
+            self._events_worker(self.hot_model)
+        elif job == "status":
+            self._status_worker(self.manager)
+        elif job == "plan":
+            self._plan_worker(self.hot_model)
+
+    @work(thread=True, group="events", exit_on_error=False)
+    def _events_worker(self, model: HotWindowModel) -> None:
+        while True:
+            try:
+                update = model.poll()
+            except Exception as exc:
+                self.post_message(ActionFinished("read events", f"{exc}", ok=False))
+            else:
+                self.post_message(EventsPolled(update, model))
+            if not self._jobs.again("events"):
+                return
+
+    @work(thread=True, group="status", exit_on_error=False)
+    def _status_worker(self, manager: MemoryManager) -> None:
+        while True:
+            archives = self._want_archives
+            self._want_archives = False
+            try:
+                status = read_light_status(manager, include_archives=archives)
+            except Exception as exc:
+                self.post_message(ActionFinished("read status", f"{exc}", ok=False))
+            else:
+                self.post_message(StatusRead(status, manager))
+            if not self._jobs.again("status"):
+                return
+
+    @work(thread=True, group="plan", exit_on_error=False)
+    def _plan_worker(self, model: HotWindowModel) -> None:
+        while True:
+            start = time.perf_counter()
+            what_if = self.what_if
+            try:
+                snapshot = model.snapshot()
+                config = self._what_if_config(what_if)
+                preview = plan_rows(snapshot, config)
+                status = self.status
+                real = should_compress(
+                    prompt_tokens=status.last_prompt_tokens,
+                    event_count=snapshot.n_events,
+                    config=self.config,
+                    model=status.model,
+                )
+                trigger = should_compress(
+                    prompt_tokens=(
+                        what_if.prompt_tokens
+                        if what_if.prompt_tokens is not None
+                        else status.last_prompt_tokens
+                    ),
+                    event_count=snapshot.n_events,
+                    config=config,
+                    model=status.model,
+                )
+            except Exception as exc:
+                self.post_message(ActionFinished("plan", f"{exc}", ok=False))
+            else:
+                elapsed = (time.perf_counter() - start) * 1000
+                self.post_message(PlanMade(preview, trigger, real, model, elapsed))
+            if not self._jobs.again("plan"):
+                return
+
+    def _what_if_config(self, what_if: WhatIf) -> CompactionConfig:
+        changes: dict[str, int] = {}
+        if what_if.keep_recent_tokens:
+            changes["keep_recent_tokens"] = what_if.keep_recent_tokens
+        if what_if.hot_window_events:
+            changes["hot_window_events"] = what_if.hot_window_events
+        return self.config.replace(**changes) if changes else self.config
+
+    # -- applying results (UI thread) -------------------------------------------------------
+
+    @on(EventsPolled)
+    def _on_events_polled(self, message: EventsPolled) -> None:
+        if message.model is not self.hot_model:
+            return
+        update = message.update
+        hot = self.query_one(HotWindow)
+        if update.reset or update.appended or hot.snapshot.length != update.snapshot.length:
+            hot.set_snapshot(update.snapshot)
+        if self.first_paint_ms is None:
+            self.first_paint_ms = (time.perf_counter() - self._t0) * 1000
+            self.call_after_refresh(self._painted)
+        if self.last_change_at is not None:
+            self.last_change_applied_ms = (time.monotonic() - self.last_change_at) * 1000
+        if update.reset:
+            self.log_activity(
+                f"events.jsonl reloaded: {update.snapshot.length} lines "
+                f"({update.elapsed_ms:.0f} ms)",
+                "change",
+            )
+        elif update.appended:
+            self.log_activity(
+                f"events.jsonl: +{update.appended} line{'s' if update.appended != 1 else ''} "
+                f"({update.elapsed_ms:.0f} ms)",
+                "change",
+            )
+        self._update_header()
+        if update.reset or update.appended or self.preview is None:
+            self.request("plan")
+
+    def _painted(self) -> None:
+        self.first_paint_done_ms = (time.perf_counter() - self._t0) * 1000
+
+    @on(StatusRead)
+    def _on_status_read(self, message: StatusRead) -> None:
+        if message.manager is not self.manager:
+            return
+        status = message.status
+        if status.archives is None:
+            status = LightStatus(**{**status.__dict__, "archives": self.status.archives})
+        for error in status.errors:
+            self.show_error("status", error)
+        prev = self.status
+        self.status = status
+        key = (status.last_prompt_tokens, status.run_started_at)
+        if self._last_chunk_count is not None and status.chunk_count > self._last_chunk_count:
+            self.prompt_history.append((None, True))
+        if key != self._last_seen_prompt and status.last_prompt_tokens is not None:
+            self.prompt_history.append((status.last_prompt_tokens, False))
+        self._last_seen_prompt = key
+        self._last_chunk_count = status.chunk_count
+        del self.prompt_history[:-SPARK_HISTORY]
+        self._update_header()
+        if (
+            prev.last_prompt_tokens != status.last_prompt_tokens
+            or prev.model != status.model
+            or self.trigger is None
+        ):
+            self.request("plan")
+        self._update_budget()
+
+    @on(PlanMade)
+    def _on_plan_made(self, message: PlanMade) -> None:
+        if message.model is not self.hot_model:
+            return
+        self.preview = message.preview
+        self.trigger = message.trigger
+        self.real_trigger = message.real_trigger
+        self.query_one(HotWindow).set_cut_preview(message.preview)
+        self.query_one(PlanPanel).show(message.preview.plan, message.trigger)
+        self._update_budget()
+
+    @on(ActionFinished)
+    def _on_action_finished(self, message: ActionFinished) -> None:
+        if message.ok:
+            self.log_activity(f"{message.name}: {message.text}", "action")
+            self.notify(one_line(f"{message.name}: {message.text}", 200), markup=False)
+        else:
+            self.show_error(message.name, message.text)
+        if not self.watch_files:
+            self.reload_all()
+        self.refresh_bindings()
+
+    @on(FilesChanged)
+    def _on_files_changed(self, message: FilesChanged) -> None:
+        change = message.change
+        self.last_change_at = change.at
+        self.log_activity("changed: " + ", ".join(change.paths)[:300], "change")
+        views = change.views
+        if views & {"events", "session"}:
+            self.request("events")
+        if views & {"state", "chunks", "session", "archive", "events"}:
+            self.request("status", archives=bool(views & {"archive", "session"}))
+        stale: set[str] = set()
+        for view in views:
+            stale.update(VIEWS_FOR_CHANGE.get(view, ()))
+        self._mark_views_stale(tuple(stale))
+        self._refresh_visible_view()
+
+    @on(WatchError)
+    def _on_watch_error(self, message: WatchError) -> None:
+        self.poll = True
+        self.show_error("watcher", message.text)
+        self._update_header()
+
+    def reload_all(self) -> None:
+        self.request("events")
+        self.request("status", archives=True)
+        self._mark_views_stale(tuple(VIEW_WIDGETS))
+        self._refresh_visible_view()
+
+    # -- header / budget --------------------------------------------------------------------
+
+    def _header_info(self) -> HeaderInfo:
+        snap = self.hot_model.snapshot()
+        status = self.status
+        maint = "running" if self.manager.maintenance_running else "idle"
+        return HeaderInfo(
+            root=self.display_root,
+            session_id=(status.session_id if self.archive_id is None else self.archive_id),
+            model=status.model,
+            context_window=self.config.window_for(status.model),
+            event_count=snap.n_events,
+            hot_tokens=snap.total_tokens,
+            last_prompt_tokens=status.last_prompt_tokens,
+            chunk_count=status.chunk_count,
+            pending_count=status.pending_count,
+            corrupt_lines=snap.corrupt_count + status.quarantined_lines,
+            maintenance=maint,
+            watch_mode="off" if not self.watch_files else "polled" if self.poll else "watched",
+            read_only=self.read_only or self.archive_id is not None,
+            archived=self.archive_id is not None,
+            index_error=status.index_error,
+            loading=self.first_paint_ms is None,
+        )
+
+    def _update_header(self) -> None:
+        self.query_one(StatusHeader).set_info(self._header_info())
+
+    def _update_budget(self) -> None:
+        trigger = self.real_trigger
+        preview = self.preview
+        if trigger is None:
+            return
+        if trigger.should_compress:
+            if preview is not None and preview.plan.useful:
+                verdict = f"will compact: {preview.plan.path} path"
+                will = True
+            else:
+                verdict = "would skip: no useful cut"
+                will = False
+        else:
+            verdict, will = "idle", False
+        self.query_one(BudgetGauge).set_info(
+            BudgetInfo(
+                prompt_tokens=trigger.prompt_tokens,
+                window=trigger.context_window,
+                reserve=trigger.reserve,
+                compress_at_percent=trigger.compress_at_percent,
+                will_compact=will,
+                verdict=verdict + (f" ({trigger.trigger} trigger)" if trigger.trigger else ""),
+                history=tuple(self.prompt_history),
+            )
+        )
+
+    # -- views ------------------------------------------------------------------------------
+
+    def _mark_views_stale(self, views: tuple[str, ...]) -> None:
+        self._stale.update(views)
+
+    def _refresh_visible_view(self) -> None:
+        try:
+            active = self.query_one(TabbedContent).active
+        except NoMatches:
+            return
+        if active in self._stale:
+            self._stale.discard(active)
+            self._reload_view(active)
+
+    def _reload_view(self, tab: str) -> None:
+        try:
+            widget = self.query_one(f"#{tab}-view")
+        except NoMatches:
+            return
+        if not hasattr(widget, "reload"):
+            return
+        widget.manager = self.manager  # type: ignore[attr-defined]
+        try:
+            widget.reload()
+        except Exception as exc:
+            self.show_error(f"{tab} view", f"{type(exc).__name__}: {exc}")
+
+    @on(TabbedContent.TabActivated)
+    def _on_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        self._refresh_visible_view()
+
+    @on(HotWindow.RowHighlighted)
+    def _on_row_highlighted(self, message: HotWindow.RowHighlighted) -> None:
+        self.query_one(EventDetail).show_row(message.row, message.snapshot)
+
+    @on(HotWindow.FollowChanged)
+    def _on_follow_changed(self, message: HotWindow.FollowChanged) -> None:
+        self.refresh_bindings()
+
+    @on(PlanPanel.WhatIfChanged)
+    def _on_what_if(self, message: PlanPanel.WhatIfChanged) -> None:
+        self.what_if = message.what_if
+        self.request("plan")
+
+    # -- watcher ----------------------------------------------------------------------------
+
+    def _start_watcher(self) -> None:
+        self._watcher = MemoryWatcher(
+            self.memory_dir,
+            lambda change: self.post_message(FilesChanged(change)),
+            poll=self.poll,
+            on_error=lambda text: self.post_message(WatchError(text)),
+        )
+        self._watch_worker(self._watcher)
+
+    @work(thread=True, group="watch", exit_on_error=False)
+    def _watch_worker(self, watcher: MemoryWatcher) -> None:
+        try:
+            watcher.run()
+        except Exception as exc:
+            self.post_message(WatchError(f"{type(exc).__name__}: {exc}"))
+
+    def stop_background(self) -> None:
+        if self._watcher is not None:
+            self._watcher.stop()
+        with contextlib.suppress(NoMatches):
+            self.query_one(DemoControls).stop()
+
+    async def action_quit(self) -> None:
+        self.stop_background()
+        self.exit(0)
+
+    def on_unmount(self) -> None:
+        self.stop_background()
+
+    # -- action gating ----------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Hide what cannot run here: writes when read-only or viewing an archive, demo keys
+        without a demo, the way back when not in an archive."""
+        if action in WRITE_ACTIONS and (self.read_only or self.archive_id is not None):
+            return False
+        if action in DEMO_ACTIONS and (self.demo is None or self.read_only):
+            return False
+        return not (action == "back_to_active" and self.archive_id is None)
+
+    def available_actions(self) -> list[ActionSpec]:
+        """What the command palette lists (same gate as the footer)."""
+        return [spec for spec in ACTIONS if self.check_action(spec.action, ()) is True]
+
+    def _refuse(self, action: str) -> bool:
+        if self.check_action(action, ()) is not True:
+            self.show_error(action, "not available (read-only, archived session or no demo)")
+            return True
+        return False
+
+    # -- actions ----------------------------------------------------------------------------
+
+    def _record_action(self, name: str) -> None:
+        self.actions_run.append(name)
+        self.log_activity(f"{name}: started", "action")
+
+    def action_maintenance(self) -> None:
+        if self._refuse("maintenance"):
+            return
+        self._record_action("maintenance")
+        self._maintenance_worker(self.manager)
+
+    @work(thread=True, group="actions", exit_on_error=False)
+    def _maintenance_worker(self, manager: MemoryManager) -> None:
+        def report(result: PassResult) -> None:
+            self.post_message(ActionFinished("maintenance", _passresult_text(result)))
+
+        manager.on_pass = report
+        try:
+            manager.request_maintenance()
+            manager.wait_for_maintenance()
+            error = manager.telemetry.last_error
+            if error and manager.telemetry.last_pass is None:
+                self.post_message(ActionFinished("maintenance", error, ok=False))
+        except Exception as exc:
+            self.post_message(ActionFinished("maintenance", f"{exc}", ok=False))
+
+    def action_compact(self) -> None:
+        if self._refuse("compact"):
+            return
+
+        def got_focus(focus: str | None) -> None:
+            if focus is None:
+                self.log_activity("compaction cancelled", "info")
+                return
+            self._record_action("compact")
+            self._compact_worker(self.manager, focus or None)
+
+        self.push_screen(FocusPromptScreen(), got_focus)
+
+    @work(thread=True, group="actions", exit_on_error=False)
+    def _compact_worker(self, manager: MemoryManager, focus: str | None) -> None:
+        try:
+            result = manager.save(force=True, focus=focus)
+        except Exception as exc:
+            self.post_message(ActionFinished("compact", f"{exc}", ok=False))
+        else:
+            self.post_message(ActionFinished("compact", _passresult_text(result)))
+
+    def action_rotate(self) -> None:
+        if self._refuse("rotate"):
+            return
+        snap = self.hot_model.snapshot()
+        status = self.status
+        sid = status.session_id or "(unknown id)"
+        message = Text()
+        message.append("Moves ")
+        message.append(f"{self.display_root}/session/", style="bold")
+        message.append(
+            f" ({snap.n_events} events, {status.chunk_count} chunks, "
+            f"{status.pending_count} pending) to "
+        )
+        message.append(f"{self.display_root}/session_archive/", style="bold")
+        message.append(one_line(sid, 60), style="bold")
+        message.append(
+            "/ and starts an empty session. The archived session stays readable "
+            "(Archive tab) but is no longer part of any prompt."
+        )
+        self.push_screen(
+            ConfirmScreen("Rotate the session?", message, confirm_label="Rotate"),
+            lambda ok: self._confirmed("rotate", bool(ok), self._rotate_worker),
+        )
+
+    def _confirmed(self, name: str, ok: bool, worker: Callable[[MemoryManager], Any]) -> None:
+        if not ok:
+            self.log_activity(f"{name} cancelled", "info")
+            return
+        self._record_action(name)
+        worker(self.manager)
+
+    @work(thread=True, group="actions", exit_on_error=False)
+    def _rotate_worker(self, manager: MemoryManager) -> None:
+        start = time.perf_counter()
+        try:
+            result = manager.rotate()
+        except Exception as exc:
+            self.post_message(ActionFinished("rotate", f"{exc}", ok=False))
+        else:
+            ms = (time.perf_counter() - start) * 1000
+            where = result.archive_path.name if result.archive_path else "nothing to close"
+            self.post_message(
+                ActionFinished(
+                    "rotate",
+                    f"closed {result.closed_session_id or '(none)'} → session_archive/{where} "
+                    f"({ms:.0f} ms)",
+                )
+            )
+
+    def action_append(self) -> None:
+        if self._refuse("append"):
+            return
+
+        def got_event(event: dict[str, Any] | None) -> None:
+            if event is None:
+                self.log_activity("append cancelled", "info")
+                return
+            self._record_action("append")
+            self._append_worker(self.manager, event)
+
+        self.push_screen(AppendEventScreen(), got_event)
+
+    @work(thread=True, group="actions", exit_on_error=False)
+    def _append_worker(self, manager: MemoryManager, event: dict[str, Any]) -> None:
+        start = time.perf_counter()
+        try:
+            stored = manager.append(event)
+        except Exception as exc:
+            self.post_message(ActionFinished("append", f"{exc}", ok=False))
+        else:
+            ms = (time.perf_counter() - start) * 1000
+            self.post_message(
+                ActionFinished(
+                    "append", f"{stored.get('type')} {stored.get('id')} appended ({ms:.0f} ms)"
+                )
+            )
+
+    def action_repair(self) -> None:
+        if self._refuse("repair"):
+            return
+        message = (
+            "Finishes or undoes crashed passes, moves an unreadable index.yaml aside and "
+            "rebuilds it from the chunk files, and moves corrupt lines of events.jsonl to "
+            "corrupt.jsonl."
+        )
+        self.push_screen(
+            ConfirmScreen("Repair the session?", message, confirm_label="Repair"),
+            lambda ok: self._confirmed("repair", bool(ok), self._repair_worker),
+        )
+
+    @work(thread=True, group="actions", exit_on_error=False)
+    def _repair_worker(self, manager: MemoryManager) -> None:
+        start = time.perf_counter()
+        try:
+            repaired = manager.repair()
+        except Exception as exc:
+            self.post_message(ActionFinished("repair", f"{exc}", ok=False))
+        else:
+            ms = (time.perf_counter() - start) * 1000
+            counts = ", ".join(f"{k} {v}" for k, v in sorted(repaired.items())) or "nothing"
+            self.post_message(ActionFinished("repair", f"{counts} ({ms:.0f} ms)"))
+
+    def action_recall(self) -> None:
+        self.actions_run.append("recall")
+        self.action_show_tab("recall")
+        try:
+            view = self.query_one("#recall-view")
+        except NoMatches:
+            return
+        focus = getattr(view, "focus_search", None)
+        if callable(focus):
+            focus()
+        else:
+            inputs = view.query(Input)
+            if inputs:
+                inputs.first().focus()
+
+    def action_toggle_preview(self) -> None:
+        self.actions_run.append("toggle_preview")
+        hot = self.query_one(HotWindow)
+        hot.show_preview = not hot.show_preview
+        self.query_one("#plan", PlanPanel).display = hot.show_preview
+        self.action_show_tab("hot")
+        if self.preview is None:
+            self.request("plan")
+
+    def action_what_if(self) -> None:
+        self.actions_run.append("what_if")
+        self.action_show_tab("hot")
+        hot = self.query_one(HotWindow)
+        hot.show_preview = True
+        panel = self.query_one("#plan", PlanPanel)
+        panel.display = True
+        panel.focus_what_if()
+
+    def action_toggle_follow(self) -> None:
+        self.actions_run.append("toggle_follow")
+        hot = self.query_one(HotWindow)
+        hot.follow = not hot.follow
+        self.log_activity(f"follow tail {'on' if hot.follow else 'off'}", "info")
+
+    def action_demo_toggle(self) -> None:
+        if self._refuse("demo_toggle"):
+            return
+        self.actions_run.append("demo_toggle")
+        self.query_one(DemoControls).toggle()
+
+    def action_demo_step(self) -> None:
+        if self._refuse("demo_step"):
+            return
+        self.actions_run.append("demo_step")
+        self.query_one(DemoControls).step_once()
+
+    @on(DemoControls.Stepped)
+    def _on_demo_stepped(self, message: DemoControls.Stepped) -> None:
+        self.log_activity(DemoControls.describe(message), "action")
+        if not self.watch_files:
+            self.reload_all()
+
+    @on(DemoControls.Failed)
+    def _on_demo_failed(self, message: DemoControls.Failed) -> None:
+        self.show_error("demo", message.error)
+
+    def action_show_tab(self, tab: str) -> None:
+        self.query_one(TabbedContent).active = tab
+        if tab == "hot":
+            self.query_one(HotWindow).focus()
+
+    def _tab_step(self, step: int) -> None:
+        if self.screen is not self.screen_stack[0] or isinstance(self.focused, Input | TextArea):
+            if step > 0:
+                self.screen.focus_next()
+            else:
+                self.screen.focus_previous()
+            return
+        ids = [tab for tab, _ in TABS]
+        active = self.query_one(TabbedContent).active
+        index = ids.index(active) if active in ids else 0
+        self.action_show_tab(ids[(index + step) % len(ids)])
+
+    def action_next_tab(self) -> None:
+        self._tab_step(1)
+
+    def action_prev_tab(self) -> None:
+        self._tab_step(-1)
+
+    def action_escape(self) -> None:
+        if self.focused is not None and not isinstance(self.focused, HotWindow):
+            self.action_show_tab("hot")
+
+    # -- archive ----------------------------------------------------------------------------
+
+    def open_archive(self, session_dir: Path, session_id: str | None = None) -> None:
+        """Show a closed session in the same views, read-only."""
+        manager = MemoryManager(
+            self.memory_dir, self.config, session_dir=Path(session_dir), read_only=True
+        )
+        self.archive_id = session_id or Path(session_dir).name
+        self._switch_manager(manager)
+        self.log_activity(f"viewing archived session {self.archive_id}", "action")
+
+    def action_back_to_active(self) -> None:
+        if self.archive_id is None:
+            return
+        self.archive_id = None
+        self._switch_manager(self.active_manager)
+        self.log_activity("back to the active session", "action")
+
+    def _switch_manager(self, manager: MemoryManager) -> None:
+        self.manager = manager
+        self.hot_model = HotWindowModel(manager.paths.events)
+        self.preview = None
+        self.trigger = None
+        self.status = LightStatus()
+        self.query_one("#archive-banner").display = self.archive_id is not None
+        hot = self.query_one(HotWindow)
+        hot.loading_text = "loading events.jsonl…"
+        hot.set_cut_preview(None)
+        self.reload_all()
+        self.refresh_bindings()
+        self.action_show_tab("hot")
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """A worker that raised despite its own handler: report, never crash."""
+        if event.state is WorkerState.ERROR and event.worker.error is not None:
+            error = event.worker.error
+            self.show_error(event.worker.name or "worker", f"{type(error).__name__}: {error}")
+
+
+def _resolve_config(
+    config: CompactionConfig | Path | str | None, memory_dir: Path | str
+) -> CompactionConfig:
+    if isinstance(config, CompactionConfig):
+        return config
+    return load_config(config, memory_dir=memory_dir).config
+
+
+def create_app(
+    memory_dir: Path | str,
+    *,
+    read_only: bool = False,
+    poll: bool = False,
+    config: CompactionConfig | Path | str | None = None,
+    demo: DemoPlayerLike | None = None,
+    watch: bool = True,
+    display_root: str | None = None,
+    clock: Callable[[], str] | None = None,
+) -> InspectorApp:
+    """The app the CLI runs and the tests drive (`watch=False`: no watcher thread)."""
+    return InspectorApp(
+        memory_dir,
+        read_only=read_only,
+        poll=poll,
+        config=_resolve_config(config, memory_dir),
+        demo=demo,
+        watch=watch,
+        display_root=display_root,
+        clock=clock,
+    )
+
+
+def run_app(
+    memory_dir: Path | str,
+    *,
+    read_only: bool = False,
+    poll: bool = False,
+    config: CompactionConfig | Path | str | None = None,
+    demo: DemoPlayerLike | None = None,
+) -> int:
+    """Run the TUI until quit; the exit status (0 after a clean quit)."""
+    try:
+        app = create_app(memory_dir, read_only=read_only, poll=poll, config=config, demo=demo)
+    except SessionMemoryError as exc:
+        import sys
+
+        print(f"error: {one_line(str(exc), 500)}", file=sys.stderr)
+        return exc.exit_code
+    result = app.run()
+    app.active_manager.wait_for_maintenance(timeout=app.config.lock_timeout_seconds)
+    return int(result or 0)
+
+
+__all__ = ["ACTIONS", "TABS", "VIEWS", "ActionSpec", "InspectorApp", "create_app", "run_app"]

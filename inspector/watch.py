@@ -1,0 +1,158 @@
+"""Watching a memory root for changes made by any process (an agent, the CLI, the TUI itself).
+
+Directories are watched, never single files: every rewrite is an atomic `os.replace`, which a
+watch on the old file would miss, and rotation renames `session/` away. The memory root is
+watched recursively (session/, chunks/, chunks/pending/, session_archive/), changes are grouped
+by watchfiles for at most `debounce_ms`, then coalesced per view ("events", "state", "summary",
+"chunks", "archive", "session") so each view reloads once per burst. With `poll=True`, or when
+the OS gives no notifications, watchfiles polls instead.
+
+UI-agnostic: the caller passes `on_change` and runs `run()` in a thread; `stop()` ends it.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import watchfiles
+
+VIEWS = ("events", "state", "summary", "chunks", "archive", "session")
+
+_IGNORED_NAMES = frozenset({".session.lock", ".maintenance.lock"})
+
+
+@dataclass(frozen=True)
+class Change:
+    """One coalesced burst of changes."""
+
+    views: frozenset[str]
+    paths: tuple[str, ...]
+    """Paths relative to the memory root, sorted (for the activity log)."""
+    at: float
+    """time.monotonic() when the burst was delivered."""
+
+
+def classify(root: Path, path: str) -> str | None:
+    """The view a changed path belongs to, or None when it is none of the inspector's business."""
+    try:
+        rel = Path(path).relative_to(root)
+    except ValueError:
+        return None
+    parts = rel.parts
+    if not parts or parts[-1] in _IGNORED_NAMES:
+        return None
+    if parts[0] == "session_archive":
+        return "archive"
+    if parts[0] != "session":
+        return None
+    if len(parts) == 1:
+        return "session"
+    name = parts[1]
+    if name == "chunks":
+        return "chunks"
+    if name == "events.jsonl" or name == "corrupt.jsonl":
+        return "events"
+    if name == "state.json":
+        return "state"
+    if name in ("summary.md", "summary_archive.md"):
+        return "summary"
+    return None
+
+
+def coalesce(root: Path, raw: Iterable[tuple[object, str]]) -> Change | None:
+    views: set[str] = set()
+    paths: set[str] = set()
+    for _kind, path in raw:
+        view = classify(root, path)
+        if view is None:
+            continue
+        views.add(view)
+        try:
+            paths.add(str(Path(path).relative_to(root)))
+        except ValueError:
+            paths.add(path)
+    if not views:
+        return None
+    return Change(frozenset(views), tuple(sorted(paths)), time.monotonic())
+
+
+class MemoryWatcher:
+    """Delivers `Change`s for a memory root until stopped; `mode` is "watching" or "polling"."""
+
+    def __init__(
+        self,
+        root: Path,
+        on_change: Callable[[Change], None],
+        *,
+        poll: bool = False,
+        debounce_ms: int = 100,
+        step_ms: int = 20,
+        poll_delay_ms: int = 50,
+        on_error: Callable[[str], None] | None = None,
+    ) -> None:
+        self.root = Path(os.path.abspath(root))
+        self.on_change = on_change
+        self.on_error = on_error
+        self.force_polling = poll
+        self.debounce_ms = debounce_ms
+        self.step_ms = step_ms
+        self.poll_delay_ms = poll_delay_ms
+        self._stop = threading.Event()
+
+    @property
+    def mode(self) -> str:
+        return "polling" if self.force_polling else "watching"
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    @property
+    def stopped(self) -> bool:
+        return self._stop.is_set()
+
+    def run(self) -> None:
+        """Block, delivering changes, until `stop()`; survives the root vanishing and returning."""
+        while not self._stop.is_set():
+            if not self.root.is_dir():
+                # Nothing to watch yet (a root created later): look again shortly.
+                if self._stop.wait(self.poll_delay_ms / 1000):
+                    return
+                if self.root.is_dir():
+                    self.on_change(Change(frozenset(VIEWS), ("",), time.monotonic()))
+                continue
+            try:
+                for raw in watchfiles.watch(
+                    self.root,
+                    watch_filter=None,
+                    debounce=self.debounce_ms,
+                    step=self.step_ms,
+                    stop_event=self._stop,
+                    force_polling=self.force_polling,
+                    poll_delay_ms=self.poll_delay_ms,
+                    recursive=True,
+                    raise_interrupt=False,
+                    ignore_permission_denied=True,
+                    yield_on_timeout=False,
+                    rust_timeout=0,
+                ):
+                    change = coalesce(self.root, raw)
+                    if change is not None:
+                        self.on_change(change)
+            except (OSError, RuntimeError) as exc:
+                if self._stop.is_set():
+                    return
+                if not self.force_polling and self.on_error is not None:
+                    self.on_error(f"file watching failed ({exc}); polling instead")
+                self.force_polling = True
+                self._stop.wait(self.poll_delay_ms / 1000)
+                self.on_change(Change(frozenset(VIEWS), ("",), time.monotonic()))
+            else:
+                # The generator ends when stopped, or when the watched root went away.
+                if not self._stop.is_set():
+                    self.on_change(Change(frozenset(VIEWS), ("",), time.monotonic()))
+                    self._stop.wait(self.poll_delay_ms / 1000)

@@ -1,0 +1,108 @@
+"""Context budget: prompt tokens against the window, the two trigger thresholds marked, the next
+pass's verdict, and a sparkline of prompt sizes over recent runs with compactions marked.
+
+Keyboard-free and text-only, so it reads the same in 16 colours or with NO_COLOR: the bar uses
+`█`/`░`, the reserve threshold is `R`, the `compress_at_percent` threshold is `%`, and a
+compaction in the sparkline is `|`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from rich.text import Text
+from textual.widget import Widget
+
+SPARK = "▁▂▃▄▅▆▇█"
+
+
+@dataclass(frozen=True)
+class BudgetInfo:
+    prompt_tokens: int | None = None
+    window: int = 128000
+    reserve: int = 16384
+    compress_at_percent: float = 80.0
+    will_compact: bool = False
+    verdict: str = "idle"
+    history: Sequence[tuple[int | None, bool]] = field(default_factory=tuple)
+    """Prompt tokens per observed run, oldest first; True where a compaction happened."""
+
+
+def sparkline(history: Sequence[tuple[int | None, bool]], width: int) -> str:
+    items = list(history)[-width:]
+    values = [v for v, _ in items if v is not None]
+    top = max(values) if values else 1
+    out = []
+    for value, compacted in items:
+        if compacted:
+            out.append("|")
+        elif value is None:
+            out.append(" ")
+        else:
+            out.append(SPARK[min(len(SPARK) - 1, int(value / max(top, 1) * (len(SPARK) - 1)))])
+    return "".join(out)
+
+
+def render_budget(info: BudgetInfo, width: int) -> Text:
+    window = max(1, info.window)
+    threshold = window - info.reserve
+    pct_tokens = int(window * info.compress_at_percent / 100)
+    prompt = info.prompt_tokens
+    head = Text(no_wrap=True, overflow="ellipsis")
+    head.append("prompt ", style="dim")
+    if prompt is None:
+        head.append("unknown", style="bold")
+    else:
+        head.append(f"{prompt:,}", style="bold")
+        head.append(f" / {window:,} ({100 * prompt / window:.1f}%)")
+    head.append("  R=window−reserve ", style="dim")
+    head.append(f"{threshold:,}")
+    head.append(f"  %={info.compress_at_percent:g}% ", style="dim")
+    head.append(f"{pct_tokens:,}")
+
+    bar_width = max(10, min(60, width - 44))
+    bar = Text(no_wrap=True)
+    filled = 0 if prompt is None else min(bar_width, round(prompt / window * bar_width))
+    cells = ["█" if i < filled else "░" for i in range(bar_width)]
+    r_at = min(bar_width - 1, round(threshold / window * bar_width))
+    p_at = min(bar_width - 1, round(pct_tokens / window * bar_width))
+    cells[r_at] = "R"
+    cells[p_at] = "%" if p_at != r_at else "R"
+    over = prompt is not None and (prompt >= threshold or prompt >= pct_tokens)
+    bar.append("[", style="dim")
+    for _i, ch in enumerate(cells):
+        if ch in "R%":
+            bar.append(ch, style="bold yellow")
+        elif ch == "█":
+            bar.append(ch, style="red" if over else "green")
+        else:
+            bar.append(ch, style="dim")
+    bar.append("] ", style="dim")
+    bar.append("next pass: ", style="dim")
+    bar.append(info.verdict, style="bold yellow" if info.will_compact else "bold")
+    spark_width = max(0, width - bar.cell_len - 10)
+    if info.history and spark_width >= 6:
+        bar.append("  runs ", style="dim")
+        bar.append(sparkline(info.history, min(spark_width, 40)))
+    return Text("\n").join([head, bar])
+
+
+class BudgetGauge(Widget):
+    """Two lines: numbers, then bar + verdict + sparkline."""
+
+    DEFAULT_CSS = """
+    BudgetGauge { height: 2; padding: 0 1; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.info = BudgetInfo()
+
+    def set_info(self, info: BudgetInfo) -> None:
+        if info != self.info:
+            self.info = info
+            self.refresh()
+
+    def render(self) -> Text:
+        return render_budget(self.info, self.content_size.width or 80)
