@@ -23,10 +23,15 @@ from core.chunks import (
 )
 from core.config import CompactionConfig
 from core.events import make_event, new_event_id
-from core.manager import MemoryManager
+from core.manager import ArchiveInfo, MemoryManager
+from core.prompt import estimate_message_tokens
+from core.recall import RecallHit, RecallResult
 from core.summaries import render_summary
 from inspector.screens import AppendEventScreen, ConfirmScreen, FocusPromptScreen
+from inspector.widgets.archive_view import ArchiveView
 from inspector.widgets.chunks_view import ChunksView
+from inspector.widgets.prompt_view import PromptView
+from inspector.widgets.recall_view import RecallView
 from inspector.widgets.summary_view import SummaryView
 
 HOSTILE = [
@@ -66,9 +71,25 @@ class ViewHost(App[None]):
         super().__init__()
         self.view = view
         self.sentinel_calls = 0
+        self.posted: list[Any] = []
 
     def compose(self) -> ComposeResult:
         yield self.view
+
+    def on_prompt_view_built(self, message: PromptView.Built) -> None:
+        self.posted.append(message)
+
+    def on_recall_view_searched(self, message: RecallView.Searched) -> None:
+        self.posted.append(message)
+
+    def on_archive_view_open_archive(self, message: ArchiveView.OpenArchive) -> None:
+        self.posted.append(message)
+
+    def on_chunks_view_chunk_highlighted(self, message: ChunksView.ChunkHighlighted) -> None:
+        self.posted.append(message)
+
+    def of(self, kind: type[Any]) -> list[Any]:
+        return [m for m in self.posted if isinstance(m, kind)]
 
     def action_sentinel(self) -> None:
         self.sentinel_calls += 1
@@ -560,3 +581,212 @@ async def test_summary_view_missing_file_and_over_cap() -> None:
         await pilot.pause()
         assert view.rolling_line_count == 7
         assert "7 / 5 lines" in static_text(view.query_one("#summary-status", Static))
+
+
+# --- PromptView ----------------------------------------------------------------------------
+
+
+async def test_prompt_view_shows_assembled_prompt_with_tokens(memory: MemoryManager) -> None:
+    view = PromptView(system_prompt="SYS [@click=app.sentinel]x[/]", task="do the thing")
+    view.manager = memory
+    view.context_window = 1000
+    app = ViewHost(view)
+    async with app.run_test(size=(80, 24)) as pilot:
+        view.reload()
+        await settle(app, pilot)
+        expected = memory.build_prompt("SYS [@click=app.sentinel]x[/]", "do the thing")
+        table = view.query_one(DataTable)
+        assert table.row_count == len(expected) == 4
+        roles = [cells(table, i)[1] for i in range(4)]
+        assert roles == ["system", "user", "assistant", "user"]
+        tokens = [estimate_message_tokens(m) for m in expected]
+        assert [cells(table, i)[2] for i in range(4)] == [f"{t:,}" for t in tokens]
+        assert cells(table, 3)[3] == f"{sum(tokens):,}"
+        assert view.total_tokens == sum(tokens)
+        total = static_text(view.query_one("#prompt-total", Static))
+        assert f"~{sum(tokens):,} / 1,000 tokens" in total and "4 messages" in total
+        # The system message carries summary.md; it is shown literally.
+        detail = static_text(view.query_one("#prompt-message", Static))
+        assert detail.startswith("#0 system")
+        assert "SYS [@click=app.sentinel]x[/]" in detail and "## Rolling Summary" in detail
+        assert "\x1b" not in detail
+        await pilot.click("#prompt-message", offset=(8, 1))
+        assert app.sentinel_calls == 0
+        # Editing the task and pressing enter rebuilds.
+        task = view.query_one("#prompt-task", Input)
+        task.focus()
+        task.value = ""
+        await pilot.press(*"new task words", "enter")
+        await settle(app, pilot)
+        assert cells(table, 3)[4] == "new task words"
+        built = app.of(PromptView.Built)
+        assert built and built[-1].message_count == 4 and built[-1].context_window == 1000
+
+
+async def test_prompt_view_tool_calls_and_plain_data() -> None:
+    messages = [
+        {"role": "system", "content": "sys"},
+        {"role": "user", "content": "\x1b]0;title\x07 hi"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "grep", "arguments": '{"q":"[@click=app.quit]"}'},
+                }
+            ],
+        },
+        {"role": "tool", "content": "out", "tool_call_id": "c1"},
+        {"role": "user", "content": "task"},
+    ]
+    view = PromptView()
+    app = ViewHost(view)
+    async with app.run_test(size=(80, 24)) as pilot:
+        view.set_messages(messages, 100, compress_at_percent=80)
+        await pilot.pause()
+        table = view.query_one(DataTable)
+        assert cells(table, 2)[1] == "assistant calls grep"
+        assert cells(table, 3)[1] == "tool ← c1"
+        assert cells(table, 1)[4] == "␛]0;title␇ hi"
+        table.focus()
+        await pilot.press("down", "down")
+        detail = static_text(view.query_one("#prompt-message", Static))
+        assert "tool call:" in detail and "[@click=app.quit]" in detail
+        await pilot.press("enter")
+        assert app.focused is view.query_one("#prompt-detail")
+        await pilot.press("escape")
+        assert app.focused is table
+
+
+# --- RecallView ----------------------------------------------------------------------------
+
+
+async def test_recall_view_search_active_and_pending(memory: MemoryManager) -> None:
+    view = RecallView()
+    view.manager = memory
+    app = ViewHost(view)
+    async with app.run_test(size=(80, 24)) as pilot:
+        view.query_one("#recall-query", Input).focus()
+        await pilot.press(*"question", "enter")
+        await settle(app, pilot)
+        table = view.query_one(DataTable)
+        sources = {cells(table, i)[0].strip() for i in range(table.row_count)}
+        assert "pending" in sources
+        status = static_text(view.query_one("#recall-status", Static))
+        assert "pending_chunks_recalled: 1" in status
+        searched = app.of(RecallView.Searched)
+        assert searched and searched[-1].pending_chunks_recalled == 1
+        assert searched[-1].query == "question"
+
+        query = view.query_one("#recall-query", Input)
+        query.value = "logs"
+        query.focus()
+        await pilot.press("enter")
+        await settle(app, pilot)
+        rows = [cells(table, i) for i in range(table.row_count)]
+        assert {r[1] for r in rows} >= {"chunk_0001"}
+        assert all(r[0].strip() == "active" for r in rows)
+        assert "pending_chunks_recalled: 0" in static_text(view.query_one("#recall-status", Static))
+        summary = static_text(view.query_one("#recall-summary", Static))
+        assert "active" in summary and "logs" in summary
+
+
+async def test_recall_view_badges_and_hostile_hit() -> None:
+    hostile_event = ev("user_input", HOSTILE_TEXT)
+    result = RecallResult.of(
+        [
+            RecallHit("chunk_0001", "active", 2.5, SPLIT_SUMMARY, []),
+            RecallHit("[@click=app.sentinel]id[/]", "pending", 1.25, HOSTILE_TEXT, [hostile_event]),
+        ]
+    )
+    view = RecallView()
+    app = ViewHost(view)
+    async with app.run_test(size=(80, 24)) as pilot:
+        view.set_result("click", result)
+        await pilot.pause()
+        table = view.query_one(DataTable)
+        active, pending = table.get_row_at(0)[0], table.get_row_at(1)[0]
+        assert active.plain.strip() == "active" and pending.plain.strip() == "pending"
+        assert active.style != pending.style
+        assert cells(table, 1)[1] == "[@click=app.sentinel]id[/]"
+        assert cells(table, 0)[2] == "2.500"
+        assert "split turn: turn context" in static_text(view.query_one("#recall-summary", Static))
+        table.focus()
+        await pilot.press("down")
+        events = static_text(view.query_one("#recall-events", Static))
+        assert "1 matching event(s)" in events and "[@click=app.sentinel]run[/]" in events
+        for selector in ("#recall-summary", "#recall-events", "#recall-table"):
+            for x in range(0, 70, 7):
+                await pilot.click(selector, offset=(x, 1))
+        assert app.sentinel_calls == 0 and app.is_running
+        # "/" jumps to the search box, and typed there it is text.
+        table.focus()
+        await pilot.press("slash")
+        assert app.focused is view.query_one("#recall-query")
+        await pilot.press("a", "slash", "b")
+        assert view.query_text == "a/b"
+
+
+async def test_recall_view_unreadable_index_and_empty_query(memory: MemoryManager) -> None:
+    memory.paths.index.write_text("chunks: [\n", encoding="utf-8")
+    view = RecallView()
+    view.manager = memory
+    app = ViewHost(view)
+    async with app.run_test(size=(80, 24)) as pilot:
+        view.search("   ")
+        await pilot.pause()
+        assert "type something" in static_text(view.query_one("#recall-status", Static))
+        view.search("logs")
+        await settle(app, pilot)
+        status = static_text(view.query_one("#recall-status", Static))
+        assert "recall failed" in status and "index.yaml" in status
+        assert view.query_one(DataTable).row_count == 0 and app.is_running
+
+
+# --- ArchiveView ---------------------------------------------------------------------------
+
+
+async def test_archive_view_lists_and_opens(memory: MemoryManager) -> None:
+    closed = memory.rotate()
+    assert closed.closed_session_id is not None
+    view = ArchiveView()
+    view.manager = memory
+    app = ViewHost(view)
+    async with app.run_test(size=(80, 24)) as pilot:
+        view.reload()
+        await settle(app, pilot)
+        table = view.query_one(DataTable)
+        assert table.row_count == 1
+        row = cells(table, 0)
+        assert row[0] == closed.closed_session_id
+        # Rotation first finishes the pending evidence: it became a third chunk.
+        assert row[1] == "2" and row[2] == "3"
+        assert row[4].endswith(("B", "KB"))
+        table.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        opened = app.of(ArchiveView.OpenArchive)
+        assert [(m.session_id, m.path) for m in opened] == [
+            (closed.closed_session_id, closed.archive_path)
+        ]
+        await pilot.press("o")
+        await pilot.pause()
+        assert len(app.of(ArchiveView.OpenArchive)) == 2
+
+
+async def test_archive_view_hostile_and_empty() -> None:
+    info = ArchiveInfo("[@click=app.sentinel]s[/]\x1b[2J", Path("/x"), 3, 0, "[b", 5 * 1024 * 1024)
+    view = ArchiveView()
+    app = ViewHost(view)
+    async with app.run_test(size=(80, 24)) as pilot:
+        view.set_data([])
+        await pilot.pause()
+        assert "No closed sessions" in static_text(view.query_one("#archive-error", Static))
+        view.set_data([info])
+        await pilot.pause()
+        row = cells(view.query_one(DataTable), 0)
+        assert row == ["[@click=app.sentinel]s[/]␛[2J", "3", "0", "[b", "5.0 MB"]
+        await pilot.click("#archive-table", offset=(4, 1))
+        assert app.sentinel_calls == 0 and app.is_running

@@ -1,0 +1,186 @@
+"""ArchiveView: the closed sessions under `M/session_archive/` with sizes and dates, and an
+"open" action the app turns into a read-only view of that session.
+
+Public API (for the app):
+
+    view = ArchiveView(id="archive")
+    view.manager: MemoryManager | None       # set by the app; used by reload() only
+    view.set_data(archives: Sequence[ArchiveInfo], error: str | None = None) -> None
+        # Plain data in (MemoryManager.list_archives() or SessionStatus.archives).
+    view.reload() -> None                    # manager.list_archives() in a thread worker
+    view.selected_archive -> ArchiveInfo | None
+    view.action_open() -> None               # posts OpenArchive for the cursor row
+
+Keys: enter or o on a row opens it. Message posted (bubbles):
+`ArchiveView.OpenArchive(session_id: str, path: Path)` — handle it in the app with
+`on_archive_view_open_archive`. Archived sessions are logs only: never loaded into prompts,
+compacted or recalled; the note above the table says so. Styles: DEFAULT_CSS below.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import DataTable, Static
+from textual.worker import get_current_worker
+
+from core.errors import SessionMemoryError
+from core.manager import ArchiveInfo
+from inspector.safe_text import safe_line
+
+if TYPE_CHECKING:
+    from core.manager import MemoryManager
+
+
+def human_size(size: int) -> str:
+    value = float(size)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{size} B"
+
+
+class ArchiveView(Vertical):
+    """Closed sessions, newest last; enter opens one read-only."""
+
+    DEFAULT_CSS = """
+    ArchiveView {
+        height: 1fr;
+    }
+    ArchiveView > #archive-note {
+        height: auto;
+        padding: 0 1;
+        color: $text-muted;
+    }
+    ArchiveView > #archive-error {
+        display: none;
+        height: auto;
+        color: $error;
+        text-style: bold;
+        padding: 0 1;
+    }
+    ArchiveView.-error > #archive-error {
+        display: block;
+    }
+    ArchiveView > #archive-table {
+        height: 1fr;
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("o", "open", "Open archive", id="archive.open"),
+    ]
+
+    class OpenArchive(Message):
+        """The person asked to open a closed session (read-only)."""
+
+        def __init__(self, session_id: str, path: Path) -> None:
+            super().__init__()
+            self.session_id = session_id
+            self.path = path
+
+    class _Loaded(Message):
+        def __init__(self, archives: list[ArchiveInfo], error: str | None) -> None:
+            super().__init__()
+            self.archives = archives
+            self.error = error
+
+    def __init__(
+        self, *, name: str | None = None, id: str | None = None, classes: str | None = None
+    ) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self.manager: MemoryManager | None = None
+        self._archives: list[ArchiveInfo] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static(
+            Text(
+                "Closed sessions: logs only, never loaded into prompts, compacted or recalled. "
+                "enter / o: open read-only"
+            ),
+            id="archive-note",
+        )
+        yield Static(Text(""), id="archive-error", markup=False)
+        table: DataTable[Text] = DataTable(
+            id="archive-table", cursor_type="row", zebra_stripes=True
+        )
+        yield table
+
+    def on_mount(self) -> None:
+        table: DataTable[Text] = self.query_one("#archive-table", DataTable)
+        table.add_columns("session id", "events", "chunks", "created", "size")
+
+    @property
+    def selected_archive(self) -> ArchiveInfo | None:
+        table: DataTable[Text] = self.query_one("#archive-table", DataTable)
+        row = table.cursor_row
+        return self._archives[row] if 0 <= row < len(self._archives) else None
+
+    def set_data(self, archives: Sequence[ArchiveInfo], error: str | None = None) -> None:
+        """Show these archives (replacing what was shown); error as a line above the table."""
+        table: DataTable[Text] = self.query_one("#archive-table", DataTable)
+        previous = self.selected_archive
+        self._archives = list(archives)
+        table.clear()
+        select_at = 0
+        for i, info in enumerate(self._archives):
+            if previous is not None and info.session_id == previous.session_id:
+                select_at = i
+            table.add_row(
+                safe_line(info.session_id, "bold", limit=40),
+                Text(str(info.event_count), justify="right"),
+                Text(str(info.chunk_count), justify="right"),
+                safe_line(info.created_at or "", limit=24),
+                Text(human_size(info.size_bytes), justify="right"),
+                key=str(i),
+            )
+        if self._archives:
+            table.move_cursor(row=select_at)
+        if error:
+            self.query_one("#archive-error", Static).update(
+                safe_line(f"cannot list archives: {error}", limit=300)
+            )
+        elif not self._archives:
+            self.query_one("#archive-error", Static).update(Text("No closed sessions yet."))
+        self.set_class(bool(error) or not self._archives, "-error")
+
+    def reload(self) -> None:
+        """List the archives through the manager in a thread worker."""
+        if self.manager is not None:
+            self._reload_worker()
+
+    @work(thread=True, exclusive=True, group="archive-reload")
+    def _reload_worker(self) -> None:
+        manager = self.manager
+        if manager is None:
+            return
+        try:
+            loaded = self._Loaded(manager.list_archives(), None)
+        except (SessionMemoryError, OSError) as exc:
+            loaded = self._Loaded([], str(exc))
+        if not get_current_worker().is_cancelled:
+            self.post_message(loaded)
+
+    @on(_Loaded)
+    def _on_loaded(self, message: _Loaded) -> None:
+        message.stop()
+        self.set_data(message.archives, message.error)
+
+    @on(DataTable.RowSelected, "#archive-table")
+    def _on_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_open()
+
+    def action_open(self) -> None:
+        info = self.selected_archive
+        if info is not None:
+            self.post_message(self.OpenArchive(info.session_id, Path(info.path)))
