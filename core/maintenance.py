@@ -43,6 +43,7 @@ from core.summaries import render_summary
 from core.summarizer import (
     ExtractiveSummarizer,
     Summarizer,
+    SummaryKind,
     split_turn_summary,
     summarize_with_fallback,
 )
@@ -215,43 +216,28 @@ def _run_pass_locked(
         max_rolling_summary_lines=config.max_rolling_summary_lines,
     ).rolling_lines
     previous = "\n".join(rolling) or None
-    max_tokens = config.summarizer.max_summary_tokens
     backends: list[str] = []
+
+    def summarize(part: list[Event], kind: SummaryKind) -> str:
+        text, used = summarize_with_fallback(
+            summarizer,
+            part,
+            kind=kind,
+            previous_summary=previous,
+            focus=focus,
+            max_tokens=config.summarizer.max_summary_tokens,
+        )
+        backends.append(used)
+        return text
+
     prefix_text: str | None = None
     if plan.is_split_turn:
         history_events = [events[i] for i in plan.history_indices()]
-        prefix_events = [events[i] for i in plan.prefix_indices()]
-        history_text = ""
-        if history_events:
-            history_text, used = summarize_with_fallback(
-                summarizer,
-                history_events,
-                kind="history",
-                previous_summary=previous,
-                focus=focus,
-                max_tokens=max_tokens,
-            )
-            backends.append(used)
-        prefix_text, used = summarize_with_fallback(
-            summarizer,
-            prefix_events,
-            kind="turn_prefix",
-            previous_summary=previous,
-            focus=focus,
-            max_tokens=max_tokens,
-        )
-        backends.append(used)
+        history_text = summarize(history_events, "history") if history_events else ""
+        prefix_text = summarize([events[i] for i in plan.prefix_indices()], "turn_prefix")
         chunk_summary = split_turn_summary(history_text, prefix_text)
     else:
-        chunk_summary, used = summarize_with_fallback(
-            summarizer,
-            compacted,
-            kind="history",
-            previous_summary=previous,
-            focus=focus,
-            max_tokens=max_tokens,
-        )
-        backends.append(used)
+        chunk_summary = summarize(compacted, "history")
     backend = next((b for b in backends if b.endswith("fallback")), backends[0])
     timings["summarize"] = _ms(t)
     fault_point("after_summarize")
@@ -442,30 +428,28 @@ def recover_locked(store: SessionStore, config: CompactionConfig) -> dict[str, i
             delete_pending(paths, p.pending_id)
             bump("pending_undone")
             continue
+        if not p.events:
+            delete_pending(paths, p.pending_id)
+            bump("pending_empty_deleted")
+            continue
         gone = [e for e in p.events if e.get("id") not in hot_ids]
         chunk_id = _pending_chunk_id(p.pending_id, meta_chunk, indexed)
         summary = p.meta.get("summary")
-        if not isinstance(summary, str) or len(gone) != len(p.events):
-            summary = ExtractiveSummarizer().summarize(
-                gone, max_tokens=config.summarizer.max_summary_tokens
-            )
-        entry_src = p.meta.get("entry")
-        entry = ChunkEntry(
-            chunk_id=chunk_id,
-            created_at=now_ts()[:19] + "Z",
-            event_count=len(gone),
-            first_event_id=gone[0].get("id") if gone else None,
-            last_event_id=gone[-1].get("id") if gone else None,
-            summary=summary,
-            cut_meta=(entry_src.get("cut_meta") if isinstance(entry_src, dict) else None),
+        planned = p.meta.get("entry")
+        whole = len(gone) == len(p.events) and isinstance(summary, str)
+        entry = recovered_entry(
+            chunk_id,
+            gone,
+            config,
+            summary=summary if whole and isinstance(summary, str) else None,
+            cut_meta=planned.get("cut_meta") if whole and isinstance(planned, dict) else None,
             extra={
                 "summary_backend": (
-                    entry_src.get("summary_backend", "extractive")
-                    if isinstance(entry_src, dict) and len(gone) == len(p.events)
+                    planned.get("summary_backend", "extractive")
+                    if whole and isinstance(planned, dict)
                     else "extractive"
                 ),
                 "source_pending_id": p.pending_id,
-                "recovered_at": now_ts(),
             },
         )
         write_chunk_file(paths, chunk_id, gone)
@@ -490,20 +474,7 @@ def recover_locked(store: SessionStore, config: CompactionConfig) -> dict[str, i
         if len(gone) < len(orphan_events):
             write_chunk_file(paths, orphan, gone)
         orphan_events = gone
-        entries.append(
-            ChunkEntry(
-                chunk_id=orphan,
-                created_at=now_ts()[:19] + "Z",
-                event_count=len(orphan_events),
-                first_event_id=orphan_events[0].get("id") if orphan_events else None,
-                last_event_id=orphan_events[-1].get("id") if orphan_events else None,
-                summary=ExtractiveSummarizer().summarize(
-                    orphan_events, max_tokens=config.summarizer.max_summary_tokens
-                ),
-                cut_meta=None,
-                extra={"summary_backend": "extractive", "recovered_at": now_ts()},
-            )
-        )
+        entries.append(recovered_entry(orphan, orphan_events, config))
         indexed.add(orphan)
         write_index(paths, entries)
         bump("orphan_chunks_indexed")
@@ -512,6 +483,33 @@ def recover_locked(store: SessionStore, config: CompactionConfig) -> dict[str, i
     if changed:
         write_summaries(store, config, entries)
     return counts
+
+
+def recovered_entry(
+    chunk_id: str,
+    events: Sequence[Event],
+    config: CompactionConfig,
+    *,
+    summary: str | None = None,
+    cut_meta: dict[str, Any] | None = None,
+    extra: dict[str, Any] | None = None,
+) -> ChunkEntry:
+    """An index entry for events recovered after a crash or rebuilt by `repair`; without a
+    recorded summary the extractive summarizer writes one (no model call during recovery)."""
+    if summary is None:
+        summary = ExtractiveSummarizer().summarize(
+            events, max_tokens=config.summarizer.max_summary_tokens
+        )
+    return ChunkEntry(
+        chunk_id=chunk_id,
+        created_at=now_ts()[:19] + "Z",
+        event_count=len(events),
+        first_event_id=events[0].get("id") if events else None,
+        last_event_id=events[-1].get("id") if events else None,
+        summary=summary,
+        cut_meta=cut_meta,
+        extra={"summary_backend": "extractive", **(extra or {}), "recovered_at": now_ts()},
+    )
 
 
 def _pending_chunk_id(pending_id: str, meta_chunk: object, indexed: set[str]) -> str:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from core.chunks import (
-    ChunkEntry,
+    list_chunk_files,
     list_pending,
     read_chunk_events,
     read_index,
@@ -30,6 +30,7 @@ from core.maintenance import (
     PassResult,
     maintenance_slot,
     recover_locked,
+    recovered_entry,
     run_pass,
     write_summaries,
 )
@@ -38,7 +39,7 @@ from core.prompt import build_prompt_messages
 from core.recall import RecallDoc, RecallIndex, RecallResult
 from core.rotation import RotationResult, rotate
 from core.store import SessionStore
-from core.summarizer import ExtractiveSummarizer, Summarizer, make_summarizer
+from core.summarizer import Summarizer, make_summarizer
 from core.trigger import TriggerDecision, should_compress
 
 
@@ -378,31 +379,19 @@ class MemoryManager:
 
     def _rebuild_index(self) -> int:
         """Move the unreadable index aside and index every chunk file again."""
-        from core.chunks import list_chunk_files
-
         index = self.paths.index
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
         aside = index.with_name(f"index.yaml.corrupt-{stamp}")
         os.replace(index, aside)
-        entries: list[ChunkEntry] = []
-        summarizer = ExtractiveSummarizer()
-        for chunk_id in sorted(list_chunk_files(self.paths)):
-            events, _bad = read_chunk_events(self.paths, chunk_id)
-            mtime = self.paths.chunk_file(chunk_id).stat().st_mtime
-            entries.append(
-                ChunkEntry(
-                    chunk_id=chunk_id,
-                    created_at=datetime.fromtimestamp(mtime, UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                    event_count=len(events),
-                    first_event_id=events[0].get("id") if events else None,
-                    last_event_id=events[-1].get("id") if events else None,
-                    summary=summarizer.summarize(
-                        events, max_tokens=self.config.summarizer.max_summary_tokens
-                    ),
-                    cut_meta=None,
-                    extra={"summary_backend": "extractive", "rebuilt_from": aside.name},
-                )
+        entries = [
+            recovered_entry(
+                chunk_id,
+                read_chunk_events(self.paths, chunk_id)[0],
+                self.config,
+                extra={"rebuilt_from": aside.name},
             )
+            for chunk_id in sorted(list_chunk_files(self.paths))
+        ]
         write_index(self.paths, entries)
         return len(entries)
 
