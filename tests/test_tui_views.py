@@ -4,10 +4,11 @@ and that hostile text is shown literally without ever running an action."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from textual.app import App, ComposeResult
+from textual.binding import BindingType
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import DataTable, Input, Select, Static, TextArea
@@ -503,7 +504,7 @@ async def test_summary_view_reload_renders_markdown_and_line_count(
         assert "\x1b" not in rendered
         # Archive, raw: keys switch what is shown.
         view.query_one("#summary-rendered").focus()
-        await pilot.press("a")
+        await pilot.press("A")
         assert view.file == "archive"
         assert "chunk_0001" in markdown_text(view, "#archive-md")
         await pilot.press("v")
@@ -512,6 +513,11 @@ async def test_summary_view_reload_renders_markdown_and_line_count(
         raw = view.query_one("#summary-raw", TextArea).text
         assert "- **chunk_0002**" in raw and "␛[31mred" in raw and "\x1b" not in raw
         assert "summary_archive.md (raw)" in static_text(view.query_one("#summary-status", Static))
+        # The keys still work from inside the read-only raw text.
+        await pilot.press("A")
+        assert view.file == "summary" and app.focused is view.query_one("#summary-raw")
+        await pilot.press("v")
+        assert not view.raw and app.focused is view.query_one("#summary-rendered")
 
 
 async def test_summary_view_links_never_run_anything() -> None:
@@ -614,8 +620,10 @@ async def test_prompt_view_shows_assembled_prompt_with_tokens(memory: MemoryMana
         assert app.sentinel_calls == 0
         # Editing the task and pressing enter rebuilds.
         task = view.query_one("#prompt-task", Input)
-        task.focus()
         task.value = ""
+        view.query_one(DataTable).focus()
+        await pilot.press("e")
+        assert app.focused is task
         await pilot.press(*"new task words", "enter")
         await settle(app, pilot)
         assert cells(table, 3)[4] == "new task words"
@@ -656,6 +664,10 @@ async def test_prompt_view_tool_calls_and_plain_data() -> None:
         assert "tool call:" in detail and "[@click=app.quit]" in detail
         await pilot.press("enter")
         assert app.focused is view.query_one("#prompt-detail")
+        await pilot.press("escape")
+        assert app.focused is table
+        await pilot.press("E")
+        assert app.focused is view.query_one("#prompt-system")
         await pilot.press("escape")
         assert app.focused is table
 
@@ -790,3 +802,28 @@ async def test_archive_view_hostile_and_empty() -> None:
         assert row == ["[@click=app.sentinel]s[/]␛[2J", "3", "0", "[b", "5.0 MB"]
         await pilot.click("#archive-table", offset=(4, 1))
         assert app.sentinel_calls == 0 and app.is_running
+
+
+class EscapeHost(ViewHost):
+    """An app with its own escape binding, as the inspector has (back to the hot window)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [("escape", "app_escape", "")]
+
+    def __init__(self, view: Widget) -> None:
+        super().__init__(view)
+        self.app_escapes = 0
+
+    def action_app_escape(self) -> None:
+        self.app_escapes += 1
+
+
+@pytest.mark.parametrize("kind", ["chunks", "prompt", "recall"])
+async def test_escape_on_the_table_reaches_the_app(kind: str) -> None:
+    view: Widget = {"chunks": ChunksView, "prompt": PromptView, "recall": RecallView}[kind]()
+    app = EscapeHost(view)
+    async with app.run_test(size=(80, 24)) as pilot:
+        view.query_one(f"#{kind}-detail").focus()
+        await pilot.press("escape")
+        assert app.focused is view.query_one(f"#{kind}-table") and app.app_escapes == 0
+        await pilot.press("escape")
+        assert app.app_escapes == 1

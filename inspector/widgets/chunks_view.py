@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual import on, work
+from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
@@ -399,7 +400,11 @@ class ChunksView(Vertical):
         self.query_one("#chunks-detail").focus()
 
     def action_focus_table(self) -> None:
-        self.query_one("#chunks-table").focus()
+        """Back to the table; on the table itself, escape goes on to the app's binding."""
+        table = self.query_one("#chunks-table")
+        if table.has_focus:
+            raise SkipAction()
+        table.focus()
 
     def _detail(self, summary: Text, events: Text) -> None:
         self.query_one("#chunks-summary", Static).update(summary)

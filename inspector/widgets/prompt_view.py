@@ -17,8 +17,9 @@ Public API (for the app):
         # set_messages. The app calls it when events.jsonl or summary.md change.
     view.total_tokens -> int                  # sum of core.prompt.estimate_message_tokens
 
-Editing the system prompt or the task and pressing enter rebuilds. The cursor row's message is
-shown in full (capped) below the table; enter on a row focuses it, escape goes back.
+Keys: e edits the task, E (shift+e) the system prompt; enter in either rebuilds; escape goes
+back to the table. The cursor row's message is shown in full (capped) below the table; enter on
+a row focuses it, escape goes back. Binding ids: "prompt.task", "prompt.system", "prompt.back".
 Message posted (bubbles) after each build:
 `PromptView.Built(total_tokens: int, context_window: int, message_count: int)`.
 Styles: DEFAULT_CSS below. All message text is untrusted: shown as Text, controls visible.
@@ -31,6 +32,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual import on, work
+from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -133,6 +135,8 @@ class PromptView(Vertical):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("e", "edit_task", "Edit task", id="prompt.task"),
+        Binding("E", "edit_system", "Edit system prompt", id="prompt.system"),
         Binding("escape", "focus_table", "Back to table", show=False, id="prompt.back"),
     ]
 
@@ -310,5 +314,15 @@ class PromptView(Vertical):
         event.stop()
         self.query_one("#prompt-detail").focus()
 
+    def action_edit_task(self) -> None:
+        self.query_one("#prompt-task", Input).focus()
+
+    def action_edit_system(self) -> None:
+        self.query_one("#prompt-system", Input).focus()
+
     def action_focus_table(self) -> None:
-        self.query_one("#prompt-table").focus()
+        """Back to the table; on the table itself, escape goes on to the app's binding."""
+        table = self.query_one("#prompt-table")
+        if table.has_focus:
+            raise SkipAction()
+        table.focus()

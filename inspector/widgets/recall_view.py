@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import on, work
+from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
@@ -139,7 +140,9 @@ class RecallView(Vertical):
         self._query = ""
 
     def compose(self) -> ComposeResult:
-        yield Input(placeholder="search compacted history, then enter", id="recall-query")
+        yield Input(
+            placeholder="search compacted history, then enter", id="recall-query", compact=True
+        )
         yield Static(
             Text("Type words to search chunk summaries and events.", style="dim"),
             id="recall-status",
@@ -278,4 +281,8 @@ class RecallView(Vertical):
         self.query_one("#recall-query").focus()
 
     def action_focus_table(self) -> None:
-        self.query_one("#recall-table").focus()
+        """Back to the table; on the table itself, escape goes on to the app's binding."""
+        table = self.query_one("#recall-table")
+        if table.has_focus:
+            raise SkipAction()
+        table.focus()

@@ -18,8 +18,9 @@ Public API (for the app):
     view.action_toggle_raw(), view.action_toggle_file()
     view.rolling_line_count -> int | None    # from core.summaries.parse_summary_md
 
-Keys (when focus is inside the view): v toggles rendered/raw, a toggles summary.md /
-summary_archive.md. Binding ids: "summary.raw", "summary.file".
+Keys (when focus is inside the view): v toggles rendered/raw, A (shift+a; plain a is the
+app's append) toggles summary.md / summary_archive.md. Binding ids: "summary.raw",
+"summary.file".
 
 Hostile Markdown: links are never followed (no URL opened, no action run; a notification
 says so); control characters are made visible before parsing; hand-edited nonsense and an
@@ -118,7 +119,7 @@ class SummaryView(Vertical):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("v", "toggle_raw", "Raw/rendered", id="summary.raw"),
-        Binding("a", "toggle_file", "summary/archive", id="summary.file"),
+        Binding("A", "toggle_file", "summary/archive", id="summary.file"),
     ]
 
     class _Loaded(Message):
