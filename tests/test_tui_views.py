@@ -3,6 +3,7 @@ and that hostile text is shown literally without ever running an action."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -827,3 +828,60 @@ async def test_escape_on_the_table_reaches_the_app(kind: str) -> None:
         assert app.focused is view.query_one(f"#{kind}-table") and app.app_escapes == 0
         await pilot.press("escape")
         assert app.app_escapes == 1
+
+
+# --- files vanishing, huge lines -----------------------------------------------------------
+
+
+async def test_chunks_dir_deleted_then_replaced_by_a_file(memory: MemoryManager) -> None:
+    view = ChunksView()
+    view.manager = memory
+    app = ViewHost(view)
+    async with app.run_test(size=(80, 24)) as pilot:
+        view.reload()
+        await settle(app, pilot)
+        shutil.rmtree(memory.paths.chunks_dir)
+        view.query_one(DataTable).focus()
+        await pilot.press("down")
+        await settle(app, pilot)
+        assert "missing file" in static_text(view.query_one("#chunks-events", Static))
+        view.reload()
+        await settle(app, pilot)
+        assert view.query_one(DataTable).row_count == 0
+        memory.paths.chunks_dir.write_text("not a folder", encoding="utf-8")
+        view.reload()
+        await settle(app, pilot)
+        assert "index.yaml" in static_text(view.query_one("#chunks-error", Static))
+        recall = RecallView()
+        recall.manager = memory
+        await app.mount(recall)
+        recall.search("logs")
+        await settle(app, pilot)
+        assert "recall failed" in static_text(recall.query_one("#recall-status", Static))
+        assert app.is_running
+
+
+async def test_huge_single_line_event_is_capped(memory: MemoryManager) -> None:
+    huge = "[@click=app.sentinel]" + "y" * 5_000_000
+    with memory.store.lock():
+        write_chunk_file(memory.paths, "chunk_0001", [ev("tool_result", huge, name="dump")])
+    chunks = ChunksView()
+    chunks.manager = memory
+    prompt = PromptView()
+    app = ViewHost(chunks)
+    async with app.run_test(size=(80, 24)) as pilot:
+        chunks.reload()
+        await settle(app, pilot)
+        events = static_text(chunks.query_one("#chunks-events", Static))
+        assert "[@click=app.sentinel]yyy" in events and len(events) < 2_000
+        await app.mount(prompt)
+        prompt.set_messages([{"role": "tool", "content": huge}], 128_000)
+        await pilot.pause()
+        detail = static_text(prompt.query_one("#prompt-message", Static))
+        assert len(detail) < 60_000 and "more chars" in detail
+        assert (
+            cells(prompt.query_one(DataTable), 0)[2]
+            == f"{estimate_message_tokens({'role': 'tool', 'content': huge}):,}"
+        )
+        await pilot.click("#chunks-events", offset=(10, 1))
+        assert app.sentinel_calls == 0 and app.is_running

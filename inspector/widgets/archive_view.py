@@ -32,9 +32,9 @@ from textual.message import Message
 from textual.widgets import DataTable, Static
 from textual.worker import get_current_worker
 
-from core.errors import SessionMemoryError
 from core.manager import ArchiveInfo
 from inspector.safe_text import safe_line
+from inspector.widgets.chunks_view import describe_error
 
 if TYPE_CHECKING:
     from core.manager import MemoryManager
@@ -165,8 +165,8 @@ class ArchiveView(Vertical):
             return
         try:
             loaded = self._Loaded(manager.list_archives(), None)
-        except (SessionMemoryError, OSError) as exc:
-            loaded = self._Loaded([], str(exc))
+        except Exception as exc:
+            loaded = self._Loaded([], describe_error(exc))
         if not get_current_worker().is_cancelled:
             self.post_message(loaded)
 

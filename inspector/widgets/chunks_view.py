@@ -77,6 +77,14 @@ class ChunkRow:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+def describe_error(exc: BaseException) -> str:
+    """One line for an error raised in a worker: core's own errors already are one line; anything
+    else (a bug, an unexpected OSError) gets its type so it is not mistaken for data."""
+    if isinstance(exc, SessionMemoryError):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"
+
+
 def _str_or_none(value: object) -> str | None:
     return None if value is None else str(value)
 
@@ -371,12 +379,12 @@ class ChunksView(Vertical):
             read = read_index(manager.paths)
             entries = list(read.entries)
             warnings.extend(read.warnings)
-        except SessionMemoryError as exc:  # IndexCorruptError above all
-            error = str(exc)
+        except Exception as exc:  # IndexCorruptError above all; never crash the UI
+            error = describe_error(exc)
         try:
             pending = list_pending(manager.paths, warnings)
-        except SessionMemoryError as exc:
-            error = f"{error}; {exc}" if error else str(exc)
+        except Exception as exc:
+            error = f"{error}; {describe_error(exc)}" if error else describe_error(exc)
         if not get_current_worker().is_cancelled:
             self.post_message(self._DataLoaded(entries, pending, error, warnings))
 
@@ -438,10 +446,8 @@ class ChunksView(Vertical):
         try:
             events, bad = read_chunk_events(manager.paths, chunk_id)
             result = self._EventsLoaded(key, list(events), len(bad), None)
-        except SessionMemoryError as exc:
-            result = self._EventsLoaded(key, [], 0, str(exc))
-        except OSError as exc:
-            result = self._EventsLoaded(key, [], 0, f"cannot read chunk file: {exc}")
+        except Exception as exc:
+            result = self._EventsLoaded(key, [], 0, describe_error(exc))
         if not get_current_worker().is_cancelled:
             self.post_message(result)
 

@@ -40,10 +40,10 @@ from textual.message import Message
 from textual.widgets import DataTable, Input, Label, Static
 from textual.worker import get_current_worker
 
-from core.errors import SessionMemoryError
 from core.prompt import estimate_message_tokens
 from core.tokens import compact_json
 from inspector.safe_text import safe_line, safe_text
+from inspector.widgets.chunks_view import describe_error
 
 if TYPE_CHECKING:
     from core.manager import MemoryManager
@@ -284,8 +284,8 @@ class PromptView(Vertical):
                     model = manager.store.read_state().model
                 window = manager.config.window_for(model)
             loaded = self._Loaded(messages, window, percent, None)
-        except SessionMemoryError as exc:
-            loaded = self._Loaded([], window or 0, percent, str(exc))
+        except Exception as exc:
+            loaded = self._Loaded([], window or 0, percent, describe_error(exc))
         if not get_current_worker().is_cancelled:
             self.post_message(loaded)
 

@@ -39,10 +39,9 @@ from textual.message import Message
 from textual.widgets import DataTable, Input, Static
 from textual.worker import get_current_worker
 
-from core.errors import SessionMemoryError
 from core.recall import RecallHit, RecallResult
 from inspector.safe_text import safe_line
-from inspector.widgets.chunks_view import events_text, summary_text
+from inspector.widgets.chunks_view import describe_error, events_text, summary_text
 
 if TYPE_CHECKING:
     from core.manager import MemoryManager
@@ -183,8 +182,8 @@ class RecallView(Vertical):
         started = time.perf_counter()
         try:
             done = self._Done(query, manager.recall(query, limit), None, 0.0)
-        except SessionMemoryError as exc:
-            done = self._Done(query, None, str(exc), 0.0)
+        except Exception as exc:
+            done = self._Done(query, None, describe_error(exc), 0.0)
         done.elapsed_ms = (time.perf_counter() - started) * 1000
         if not get_current_worker().is_cancelled:
             self.post_message(done)

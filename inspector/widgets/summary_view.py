@@ -224,8 +224,8 @@ class SummaryView(Vertical):
                 return path.read_text(encoding="utf-8", errors="replace")
             except FileNotFoundError:
                 return None
-            except OSError as exc:
-                errors.append(f"cannot read {path}: {exc.strerror or exc}")
+            except Exception as exc:  # never crash the UI over a file
+                errors.append(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}")
                 return None
 
         summary = read(manager.paths.summary)
