@@ -10,7 +10,7 @@ Public API (for the app):
         # Plain data in, loaded by the app (e.g. in its own worker). Indexed chunks show with
         # source "active", pending evidence with source "pending". index_error (the message of
         # an IndexCorruptError) is shown as a line above the table instead of a crash;
-        # warnings (IndexRead.warnings, list_pending's) as a dim line under it.
+        # warnings (IndexRead.warnings, list_pending's) as yellow lines under it.
         # The cursor stays on the same chunk id when it is still there.
     view.reload() -> None
         # Convenience: reads index + pending through `manager.paths` in a thread worker and
@@ -19,7 +19,8 @@ Public API (for the app):
 
 Selecting a row (cursor move) shows the summary at once and reads `<chunk_id>.jsonl` in a
 thread worker (`read_chunk_events(manager.paths, id)`); pending rows already carry their
-events. Enter on a row moves focus to the detail pane; escape in the detail pane goes back.
+events. Enter on a row moves focus to the detail pane; escape there goes back to the table
+(escape on the table falls through to the app's own binding).
 
 Messages posted (bubble): `ChunksView.ChunkHighlighted(chunk_id: str, source: str)`.
 Styles: DEFAULT_CSS below. Every cell and text is a `rich.text.Text` from inspector.safe_text.
