@@ -339,10 +339,10 @@ class Context:
         if not root.is_dir():
             source = "--memory-dir" if self.memory_dir_given else None
             if source is None:
-                source = f"${ENV_MEMORY_DIR}" if os.environ.get(ENV_MEMORY_DIR) else "default"
+                source = f"${ENV_MEMORY_DIR}" if os.environ.get(ENV_MEMORY_DIR) else "the default"
             raise BadInputError(
-                f"no memory at {root} ({source}; give --memory-dir or set "
-                f"{ENV_MEMORY_DIR}, or create one with `{PROG} append` or `{PROG} demo`)"
+                f"no memory at {root} (from {source}): give the memory root with --memory-dir "
+                f"or ${ENV_MEMORY_DIR}, or make one with `{PROG} demo` or `{PROG} append`"
             )
         return root
 
