@@ -150,7 +150,7 @@ def _long(agent: DemoAgent, events: int | None) -> Iterator[DemoStep]:
         left = total - written
         open_run = left <= open_tail
         size = left if open_run else min(run_size, left)
-        stream = long_run(agent.rng, run, size)
+        stream = long_run(agent.rng, run, size + 1 if open_run else size)
         yield agent.user(str(stream[0]["content"]))
         body = stream[1:]
         for start in range(0, len(body), batch):
