@@ -418,7 +418,7 @@ def _read_stdin_events(stream: Any) -> list[dict[str, Any]]:
             continue
         where = f"stdin line {number}"
         try:
-            obj = json.loads(line)
+            obj = json.loads(line.rstrip("\r\n"))
         except json.JSONDecodeError as exc:
             raise BadInputError(
                 f"{where}: not valid JSON ({exc.msg} at column {exc.colno}); nothing was written"
@@ -621,7 +621,9 @@ def cmd_demo(ctx: Context) -> int:
     sys.stderr.write(f"demo memory root: {root}\n")
     sys.stderr.flush()
     manager = MemoryManager(root, config)
-    player = DemoPlayer(manager, args.scenario, seed=args.seed, events=args.events)
+    player = DemoPlayer(
+        manager, args.scenario, seed=args.seed, events=args.events, speed=args.speed
+    )
     if not args.no_tui:
         if ctx.json:
             ctx.emit_json({"memory_dir": str(root), "scenario": args.scenario})

@@ -145,9 +145,9 @@ def events_table(
     """
     table = Table(box=box.SIMPLE_HEAD, title=title, title_justify="left", title_style="bold")
     widest = len(str(max(indexes, default=0) + offset))
-    table.add_column("#", justify="right", style="dim", no_wrap=True)
+    table.add_column("#", justify="right", style="dim", no_wrap=True, min_width=widest)
     table.add_column("type", no_wrap=True, min_width=16)
-    used = widest + 16 + 2 * 3 + 2
+    used = widest + 16 + 2 * 3 + 3
     if tokens is not None:
         table.add_column("tok", justify="right", no_wrap=True, min_width=5)
         used += 5 + 2

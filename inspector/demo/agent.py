@@ -399,6 +399,7 @@ class DemoPlayer:
         *,
         seed: int = 0,
         events: int | None = None,
+        speed: float | None = None,
     ) -> None:
         from inspector.demo.scenarios import SCENARIOS
 
@@ -410,6 +411,8 @@ class DemoPlayer:
         self.scenario = scenario
         self.seed = seed
         self.events = events
+        self.speed = speed
+        """Steps per second the user asked for (`demo --speed`); None: the player's default."""
         self.stats = DemoStats()
         self.agent = DemoAgent(manager, random.Random(seed), self.stats)
         self.finished = False
