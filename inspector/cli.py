@@ -57,13 +57,13 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
         super().__init__(prog, max_help_position=32)
 
 
-def _global_options(suppress: bool) -> argparse.ArgumentParser:
+def _global_options(suppress: bool) -> _Parser:
     """--memory-dir/--config/--json/--debug for the main parser and (suppressed) each command.
 
     On the subcommand copies the defaults are SUPPRESS, so a value given before the command
     name is not overwritten by the subparser's default.
     """
-    parent = argparse.ArgumentParser(add_help=False)
+    parent = _Parser(add_help=False)
 
     def default(value: Any) -> Any:
         return argparse.SUPPRESS if suppress else value
@@ -240,7 +240,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--poll", action="store_true", default=False, help="TUI: poll files instead of watching"
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     common = _global_options(suppress=True)
     parsers: dict[str, argparse.ArgumentParser] = {}
     for name, short, description in _commands():
@@ -573,7 +573,7 @@ def _run_app_or_fail() -> Callable[..., Any]:
         raise SessionMemoryError("the TUI is not available yet")
     from inspector.app import run_app
 
-    return run_app  # type: ignore[no-any-return]
+    return run_app
 
 
 def cmd_tui(ctx: Context) -> int:
