@@ -10,6 +10,8 @@ Tokenization (the same for documents and queries), after NFKC and lowercasing:
   gives `src`, `app`, `main`, `py`); a compound of several parts joined by `_ . - / : @` is also
   kept whole (`src/app_main.py`, `parse_config`, `3.14`), so an exact identifier outranks a text
   that only has its parts.
+- English function words (`STOPWORDS`) are left out as single terms; they still count inside
+  a compound.
 - CJK (the Han, kana and Hangul ranges of contract §3): character bigrams of each run, and the
   character itself for a run of one.
 """
@@ -43,6 +45,13 @@ _CJK = (
 _CJK_RUN = re.compile(f"[{_CJK}]+")
 _COMPOUND = re.compile(rf"(?:(?![{_CJK}])[^\W_])+(?:[_.\-/:@]+(?:(?![{_CJK}])[^\W_])+)*")
 _PART = re.compile(r"[^\W_]+")
+STOPWORDS = frozenset(
+    "a an and are as at be been but by can could did do does for from had has have he her his "
+    "i if in into is it its like me my no not of on or our she so than that the their them then "
+    "there these they this to too us was we were what when where which who will with would you "
+    "your".split()
+)
+"""English function words: they match nearly every chunk, so they only add noise to a score."""
 
 
 def normalize(text: str) -> str:
@@ -64,7 +73,7 @@ def _tokens(text: str) -> list[str]:
     for match in _COMPOUND.finditer(_CJK_RUN.sub(" ", text)):
         compound = match.group(0)
         parts = _PART.findall(compound)
-        tokens.extend(parts)
+        tokens.extend(p for p in parts if p not in STOPWORDS)
         if len(parts) > 1:
             tokens.append(compound)
     return tokens

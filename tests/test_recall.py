@@ -211,3 +211,13 @@ def test_large_index_answers() -> None:
     docs[617] = RecallDoc("chunk_0617", "active", "the needle zebra", docs[617].events)
     result = RecallIndex(docs).search("zebra needle")
     assert ids(result) == ["chunk_0617"]
+
+
+def test_function_words_alone_match_nothing() -> None:
+    """A query of common words must not surface a chunk just because it has them."""
+    docs = [
+        RecallDoc("chunk_0001", "active", "this is like the other one", []),
+        RecallDoc("chunk_0002", "active", "wifi password for HomeNet", []),
+    ]
+    assert RecallIndex(docs).search("nothing-like-this").results == []
+    assert [h.chunk_id for h in RecallIndex(docs).search("the wifi").results] == ["chunk_0002"]
