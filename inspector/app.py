@@ -16,13 +16,12 @@ the exit status. Structure:
 from __future__ import annotations
 
 import contextlib
-import importlib
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -53,12 +52,17 @@ from inspector.safe_text import one_line
 from inspector.screens import AppendEventScreen, ConfirmScreen, FocusPromptScreen
 from inspector.watch import VIEWS, Change, MemoryWatcher
 from inspector.widgets.activity_log import ActivityLog
+from inspector.widgets.archive_view import ArchiveView
 from inspector.widgets.budget_gauge import BudgetGauge, BudgetInfo
+from inspector.widgets.chunks_view import ChunksView
 from inspector.widgets.demo_controls import DemoControls, DemoPlayerLike
 from inspector.widgets.event_detail import EventDetail
 from inspector.widgets.hot_window import HotWindow
 from inspector.widgets.plan_panel import PlanPanel, WhatIf
+from inspector.widgets.prompt_view import PromptView
+from inspector.widgets.recall_view import RecallView
 from inspector.widgets.status_header import HeaderInfo, StatusHeader
+from inspector.widgets.summary_view import SummaryView
 
 TABS: tuple[tuple[str, str], ...] = (
     ("hot", "Hot window"),
@@ -70,14 +74,14 @@ TABS: tuple[tuple[str, str], ...] = (
     ("activity", "Activity"),
 )
 
-VIEW_WIDGETS: dict[str, tuple[str, str]] = {
-    "chunks": ("inspector.widgets.chunks_view", "ChunksView"),
-    "summary": ("inspector.widgets.summary_view", "SummaryView"),
-    "prompt": ("inspector.widgets.prompt_view", "PromptView"),
-    "recall": ("inspector.widgets.recall_view", "RecallView"),
-    "archive": ("inspector.widgets.archive_view", "ArchiveView"),
+VIEW_WIDGETS: dict[str, type[Widget]] = {
+    "chunks": ChunksView,
+    "summary": SummaryView,
+    "prompt": PromptView,
+    "recall": RecallView,
+    "archive": ArchiveView,
 }
-"""Tab id -> (module, class) of the views built beside this app; a placeholder until present."""
+"""Tab id -> the view widget; each has `.manager` and `.reload()` (see their docstrings)."""
 
 VIEWS_FOR_CHANGE: dict[str, tuple[str, ...]] = {
     "events": ("prompt",),
@@ -328,19 +332,7 @@ class InspectorApp(App[int]):
             yield self._make_view(tab)
 
     def _make_view(self, tab: str) -> Widget:
-        module_name, cls_name = VIEW_WIDGETS[tab]
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name != module_name:
-                raise
-            return Static(
-                Text(f"{tab}: this view is not available in this build", style="dim"),
-                id=f"{tab}-view",
-                markup=False,
-            )
-        widget = cast(Widget, getattr(module, cls_name)(id=f"{tab}-view"))
-        return widget
+        return VIEW_WIDGETS[tab](id=f"{tab}-view")
 
     def on_mount(self) -> None:
         self._t0_mount = time.perf_counter()
@@ -349,9 +341,10 @@ class InspectorApp(App[int]):
         self.query_one(HotWindow).focus()
         self.log_activity(
             f"inspector on {self.display_root} ({'read-only' if self.read_only else 'read-write'}"
-            f", {'polling' if self.poll else 'watching'} files)",
+            f", files {self._watch_mode()})",
             "info",
         )
+        self._attach_views()
         if self.watch_files:
             self._start_watcher()
         self.request("events")
@@ -592,12 +585,15 @@ class InspectorApp(App[int]):
             pending_count=status.pending_count,
             corrupt_lines=snap.corrupt_count + status.quarantined_lines,
             maintenance=maint,
-            watch_mode="off" if not self.watch_files else "polled" if self.poll else "watched",
+            watch_mode=self._watch_mode(),
             read_only=self.read_only or self.archive_id is not None,
             archived=self.archive_id is not None,
             index_error=status.index_error,
             loading=self.first_paint_ms is None,
         )
+
+    def _watch_mode(self) -> str:
+        return "off" if not self.watch_files else "polled" if self.poll else "watched"
 
     def _update_header(self) -> None:
         self.query_one(StatusHeader).set_info(self._header_info())
@@ -633,6 +629,12 @@ class InspectorApp(App[int]):
     def _mark_views_stale(self, views: tuple[str, ...]) -> None:
         self._stale.update(views)
 
+    def _attach_views(self) -> None:
+        """Every view reads through the manager on display (active or archived session)."""
+        for tab in VIEW_WIDGETS:
+            with contextlib.suppress(NoMatches):
+                self.query_one(f"#{tab}-view").manager = self.manager  # type: ignore[attr-defined]
+
     def _refresh_visible_view(self) -> None:
         try:
             active = self.query_one(TabbedContent).active
@@ -647,9 +649,11 @@ class InspectorApp(App[int]):
             widget = self.query_one(f"#{tab}-view")
         except NoMatches:
             return
+        widget.manager = self.manager  # type: ignore[attr-defined]
+        if isinstance(widget, PromptView):
+            widget.context_window = self.config.window_for(self.status.model)
         if not hasattr(widget, "reload"):
             return
-        widget.manager = self.manager  # type: ignore[attr-defined]
         try:
             widget.reload()
         except Exception as exc:
@@ -882,7 +886,7 @@ class InspectorApp(App[int]):
             view = self.query_one("#recall-view")
         except NoMatches:
             return
-        focus = getattr(view, "focus_search", None)
+        focus = getattr(view, "action_focus_search", None)
         if callable(focus):
             focus()
         else:
@@ -963,6 +967,22 @@ class InspectorApp(App[int]):
         if self.focused is not None and not isinstance(self.focused, HotWindow):
             self.action_show_tab("hot")
 
+    @on(RecallView.Searched)
+    def _on_recall_searched(self, message: RecallView.Searched) -> None:
+        if message.error:
+            self.show_error("recall", message.error)
+            return
+        took = f", {message.elapsed_ms:.0f} ms" if message.elapsed_ms is not None else ""
+        self.log_activity(
+            f"recall {one_line(message.query, 80)!r}: {message.result_count} results, "
+            f"{message.pending_chunks_recalled} pending{took}",
+            "action",
+        )
+
+    @on(ArchiveView.OpenArchive)
+    def _on_open_archive(self, message: ArchiveView.OpenArchive) -> None:
+        self.open_archive(message.path, message.session_id)
+
     # -- archive ----------------------------------------------------------------------------
 
     def open_archive(self, session_dir: Path, session_id: str | None = None) -> None:
@@ -991,6 +1011,7 @@ class InspectorApp(App[int]):
         hot = self.query_one(HotWindow)
         hot.loading_text = "loading events.jsonl…"
         hot.set_cut_preview(None)
+        self._attach_views()
         self.reload_all()
         self.refresh_bindings()
         self.action_show_tab("hot")

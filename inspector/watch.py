@@ -5,7 +5,9 @@ watch on the old file would miss, and rotation renames `session/` away. The memo
 watched recursively (session/, chunks/, chunks/pending/, session_archive/), changes are grouped
 by watchfiles for at most `debounce_ms`, then coalesced per view ("events", "state", "summary",
 "chunks", "archive", "session") so each view reloads once per burst. With `poll=True`, or when
-the OS gives no notifications, watchfiles polls instead.
+the OS gives no notifications, the watcher polls instead: it stats the few folders it cares
+about every `poll_delay_ms` and compares inode, size and mtime (in ns) of each entry, which also
+catches an atomic replace within the same second (watchfiles' poll mode misses those).
 
 UI-agnostic: the caller passes `on_change` and runs `run()` in a thread; `stop()` ends it.
 """
@@ -115,8 +117,58 @@ class MemoryWatcher:
     def stopped(self) -> bool:
         return self._stop.is_set()
 
+    def _scan(self) -> dict[str, tuple[int, int, int]]:
+        """Stat every entry of the watched folders (not recursive beyond them)."""
+        out: dict[str, tuple[int, int, int]] = {}
+        session = self.root / "session"
+        folders = [session, session / "chunks", session / "chunks" / "pending"]
+        archive = self.root / "session_archive"
+        folders.append(archive)
+        for folder in folders:
+            try:
+                st = os.stat(folder)
+            except OSError:
+                continue
+            out[str(folder)] = (st.st_ino, 0, st.st_mtime_ns)
+            try:
+                with os.scandir(folder) as it:
+                    for entry in it:
+                        try:
+                            est = entry.stat(follow_symlinks=False)
+                        except OSError:
+                            continue
+                        out[entry.path] = (est.st_ino, est.st_size, est.st_mtime_ns)
+            except OSError:
+                continue
+        return out
+
+    def _poll_loop(self) -> None:
+        delay = self.poll_delay_ms / 1000
+        before = self._scan()
+        while not self._stop.wait(delay):
+            now = self._scan()
+            if now == before:
+                continue
+            # Group a burst: rescan every step until quiet or the debounce limit.
+            start = time.monotonic()
+            while time.monotonic() - start < self.debounce_ms / 1000:
+                if self._stop.wait(self.step_ms / 1000):
+                    return
+                later = self._scan()
+                if later == now:
+                    break
+                now = later
+            changed = {p for p in before.keys() | now.keys() if before.get(p) != now.get(p)}
+            before = now
+            change = coalesce(self.root, ((None, p) for p in changed))
+            if change is not None:
+                self.on_change(change)
+
     def run(self) -> None:
         """Block, delivering changes, until `stop()`; survives the root vanishing and returning."""
+        if self.force_polling:
+            self._poll_loop()
+            return
         while not self._stop.is_set():
             if not self.root.is_dir():
                 # Nothing to watch yet (a root created later): look again shortly.
@@ -146,11 +198,12 @@ class MemoryWatcher:
             except (OSError, RuntimeError) as exc:
                 if self._stop.is_set():
                     return
-                if not self.force_polling and self.on_error is not None:
+                if self.on_error is not None:
                     self.on_error(f"file watching failed ({exc}); polling instead")
                 self.force_polling = True
-                self._stop.wait(self.poll_delay_ms / 1000)
                 self.on_change(Change(frozenset(VIEWS), ("",), time.monotonic()))
+                self._poll_loop()
+                return
             else:
                 # The generator ends when stopped, or when the watched root went away.
                 if not self._stop.is_set():

@@ -34,6 +34,23 @@ MARKUP = "[@click=app.quit]click me[/] [bold red]not bold[/] [link=https://x.tes
 ANSI = "red:\x1b[31mRED\x1b[0m title:\x1b]0;pwned\x07 bell:\x07 nul:\x00 bidi:\u202eevil"
 
 
+def write_config_beside(root: Path) -> Path:
+    """CONFIG as `M/../config/memory/extraction.yaml`, so the CLI run on `root` agrees."""
+    path = root.resolve().parent / "config" / "memory" / "extraction.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    keys = (
+        "context_window",
+        "reserve_tokens",
+        "compress_at_percent",
+        "count_compress_after_events",
+        "keep_recent_tokens",
+        "hot_window_events",
+    )
+    body = "".join(f"  {k}: {getattr(CONFIG, k)}\n" for k in keys)
+    path.write_text("session_compaction:\n" + body, encoding="utf-8")
+    return path
+
+
 def ts(i: int) -> str:
     return f"2026-01-01T10:{i // 60:02d}:{i % 60:02d}.000Z"
 
@@ -129,6 +146,7 @@ def _fix_compaction_stamps(manager: MemoryManager) -> None:
 def build_basic(root: Path, *, compact: bool = True, prompt_tokens: int = 3300) -> Path:
     """A session with one compaction behind it (a split turn when the planner cuts inside a
     turn), more turns after it, and a recorded prompt size that makes the next pass compact."""
+    write_config_beside(root)
     manager = MemoryManager(root, CONFIG)
     manager.append_many(conversation(0))
     if compact:

@@ -2,15 +2,17 @@
 
 The player runs in a thread worker; each step posts `DemoControls.Stepped` (the worker never
 touches widgets), and the files it writes reach the views through the watcher like any other
-process's writes. The player only needs `step() -> str | None`: do one scripted step and
-describe it, or return None when the script is over.
+process's writes. The player (`inspector.demo.DemoPlayer`) only needs `steps()`: one shared
+iterator whose every `next()` performs one runtime action and yields a step with a
+`description` (a step of kind "done", or the iterator's end, finishes the play).
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from typing import Protocol, runtime_checkable
+from collections.abc import Iterator
+from typing import Any, Protocol, runtime_checkable
 
 from rich.text import Text
 from textual import work
@@ -25,7 +27,7 @@ from inspector.safe_text import one_line
 
 @runtime_checkable
 class DemoPlayerLike(Protocol):
-    def step(self) -> str | None: ...
+    def steps(self) -> Iterator[Any]: ...
 
 
 class DemoControls(Horizontal):
@@ -39,8 +41,11 @@ class DemoControls(Horizontal):
     """
 
     class Stepped(Message):
-        def __init__(self, number: int, description: str | None, elapsed_ms: float) -> None:
+        def __init__(
+            self, number: int, description: str | None, elapsed_ms: float, *, done: bool = False
+        ) -> None:
             super().__init__()
+            self.done = done
             self.number = number
             self.description = description
             self.elapsed_ms = elapsed_ms
@@ -109,13 +114,18 @@ class DemoControls(Horizontal):
     def _do_step(self) -> bool:
         start = time.perf_counter()
         try:
-            description = self.player.step()
+            step = next(self.player.steps())
+        except StopIteration:
+            self.post_message(self.Stepped(self.steps + 1, None, 0.0, done=True))
+            return False
         except Exception as exc:
             self.post_message(self.Failed(f"{type(exc).__name__}: {exc}"))
             return False
         elapsed = (time.perf_counter() - start) * 1000
-        self.post_message(self.Stepped(self.steps + 1, description, elapsed))
-        return description is not None
+        done = getattr(step, "kind", None) == "done"
+        description = str(getattr(step, "description", step))
+        self.post_message(self.Stepped(self.steps + 1, description, elapsed, done=done))
+        return not done
 
     @work(thread=True, exclusive=True, group="demo", exit_on_error=False)
     def _play(self) -> None:
@@ -132,7 +142,7 @@ class DemoControls(Horizontal):
 
     def on_demo_controls_stepped(self, message: Stepped) -> None:
         self.steps = message.number
-        if message.description is None:
+        if message.done:
             self.finished = True
             self._playing = False
         self._refresh_status()

@@ -56,12 +56,12 @@ def render_header(info: HeaderInfo) -> Text:
     line2 = Text(no_wrap=True, overflow="ellipsis")
     parts = [
         ("events", _num(info.event_count) + (" …" if info.loading else "")),
-        ("hot", _num(info.hot_tokens) + " tok"),
+        ("hot", _num(info.hot_tokens)),
         ("prompt", _num(info.last_prompt_tokens)),
         ("chunks", _num(info.chunk_count)),
         ("pending", _num(info.pending_count)),
         ("corrupt", _num(info.corrupt_lines)),
-        ("maint", info.maintenance),
+        ("pass", info.maintenance),
         ("files", info.watch_mode),
     ]
     for i, (label, value) in enumerate(parts):
@@ -71,7 +71,7 @@ def render_header(info: HeaderInfo) -> Text:
         style = "bold"
         if label == "corrupt" and info.corrupt_lines:
             style = "bold red"
-        if label == "maint" and value != "idle":
+        if label == "pass" and value != "idle":
             style = "bold yellow"
         line2.append(value, style=style)
     if info.index_error:

@@ -1,0 +1,464 @@
+"""Pilot tests of the inspector: every view and every action, against real memory roots.
+
+Workers are awaited (`app.workers.wait_for_complete()` + `pilot.pause()`), never slept on.
+Tests that watch files wait for another process's write with a deadline loop over
+`pilot.pause()`; the deadline is generous and only fails the test when nothing ever arrives.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import Input, TabbedContent
+
+from core.chunks import read_index
+from core.manager import MemoryManager
+from inspector.app import WRITE_ACTIONS, InspectorApp, create_app
+from inspector.commands import InspectorCommands
+from inspector.demo import DemoPlayer
+from inspector.screens import AppendEventScreen, ConfirmScreen, FocusPromptScreen
+from inspector.widgets.activity_log import ActivityLog
+from inspector.widgets.budget_gauge import BudgetGauge
+from inspector.widgets.demo_controls import DemoControls
+from inspector.widgets.event_detail import EventDetail
+from inspector.widgets.hot_window import HotWindow
+from inspector.widgets.plan_panel import PlanPanel
+from inspector.widgets.status_header import StatusHeader
+from tests.tui_fixtures import CONFIG, FIXED_SESSION, build_basic, build_with_archive
+
+REPO = Path(__file__).resolve().parent.parent
+SIZE = (120, 40)
+
+
+def make(root: Path, **kw: object) -> InspectorApp:
+    kw.setdefault("watch", False)
+    return create_app(root, config=CONFIG, display_root="m", clock=lambda: "12:00:00", **kw)  # type: ignore[arg-type]
+
+
+async def settle(app: InspectorApp, pilot: Pilot[int]) -> None:
+    """Let every worker finish (the watcher, which runs until quit, excepted)."""
+    for _ in range(4):
+        workers = [w for w in app.workers if w.group != "watch"]
+        if workers:
+            await app.workers.wait_for_complete(workers)
+        await pilot.pause()
+
+
+async def until(pilot: Pilot[int], cond: Callable[[], bool], timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met before the deadline")
+        await pilot.pause(0.02)
+
+
+def screen_text(app: InspectorApp) -> str:
+    """What is on screen now, as plain text (from the SVG export's text runs)."""
+    import html
+    import re
+
+    svg = app.export_screenshot()
+    rows: dict[float, list[tuple[float, str]]] = {}
+    pattern = r'<text class="[^"]*" x="([\d.]+)" y="([\d.]+)"[^>]*>(.*?)</text>'
+    for m in re.finditer(pattern, svg):
+        rows.setdefault(float(m.group(2)), []).append((float(m.group(1)), m.group(3)))
+    return "\n".join(
+        "".join(html.unescape(t) for _, t in sorted(runs)).replace("\xa0", " ")
+        for _, runs in sorted(rows.items())
+    )
+
+
+def events_on_disk(root: Path) -> list[dict[str, object]]:
+    lines = (root / "session" / "events.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+@pytest.fixture
+def basic(tmp_path: Path) -> Path:
+    return build_basic(tmp_path / "m")
+
+
+async def test_hot_window_shows_every_event_with_header_and_marks(basic: Path) -> None:
+    app = make(basic)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        hot = app.query_one(HotWindow)
+        on_disk = events_on_disk(basic)
+        assert hot.snapshot.length == len(on_disk)
+        assert [r.event_id for r in hot.snapshot.rows[: hot.snapshot.length]] == [
+            e["id"] for e in on_disk
+        ]
+        assert hot.snapshot.root_row == 0
+        pairs = [(r.index, hot.snapshot.link_of(r.index)) for r in hot.snapshot.rows]
+        call = next(r for r in hot.snapshot.rows if r.type == "tool_call")
+        assert hot.snapshot.rows[hot.snapshot.link_of(call.index) or 0].type == "tool_result"
+        assert any(link is not None for _, link in pairs)
+        info = app.query_one(StatusHeader).info
+        assert info.session_id == FIXED_SESSION
+        assert info.event_count == len(on_disk)
+        assert info.chunk_count == 1
+        assert info.last_prompt_tokens == 3300
+        text = screen_text(app)
+        assert "ev_0112" in text and FIXED_SESSION in text
+        assert app.query_one(BudgetGauge).info.will_compact
+
+
+async def test_keyboard_navigation_and_follow_tail(basic: Path) -> None:
+    app = make(basic)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        hot = app.query_one(HotWindow)
+        last = hot.snapshot.length - 1
+        assert hot.follow and hot.cursor == last
+        await pilot.press("up")
+        assert hot.cursor == last - 1 and not hot.follow
+        await pilot.press("home")
+        assert hot.cursor == 0
+        await pilot.press("pagedown")
+        assert hot.cursor > 1
+        await pilot.press("end")
+        assert hot.cursor == last
+        await pilot.press("home", "f")
+        assert hot.follow and hot.cursor == last
+        await pilot.press("f")
+        assert not hot.follow
+        await pilot.press("home")
+        await pilot.pause()
+        detail = app.query_one(EventDetail)
+        assert "ev_0000" in str(detail.query_one("#detail-body").render())
+
+
+async def test_cut_preview_matches_the_planner(basic: Path) -> None:
+    app = make(basic)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("p")
+        await settle(app, pilot)
+        hot = app.query_one(HotWindow)
+        assert hot.show_preview and app.query_one(PlanPanel).display
+        report = MemoryManager(basic, CONFIG, read_only=True).plan()
+        preview = app.preview
+        assert preview is not None
+        assert preview.plan.cut_index == report.plan.cut_index
+        assert preview.plan.first_kept_event_id == report.plan.first_kept_event_id
+        cut_row = preview.cut_row
+        assert cut_row is not None
+        assert hot.snapshot.rows[cut_row].event_id == report.plan.first_kept_event_id
+        compacted = [r.event_id for r in hot.snapshot.rows if preview.is_compacted(r)]
+        assert compacted == report.plan.compacted_event_ids(report.events)
+        assert "✂ cut (token path)" in screen_text(app)
+        await pilot.press("p")
+        await pilot.pause()
+        assert not hot.show_preview and "✂ cut" not in screen_text(app)
+
+
+async def test_what_if_moves_the_cut_and_writes_nothing(basic: Path) -> None:
+    before = (basic / "session" / "events.jsonl").read_bytes()
+    state_before = (basic / "session" / "state.json").read_bytes()
+    app = make(basic)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("w")
+        await settle(app, pilot)
+        assert isinstance(app.focused, Input) and app.focused.id == "whatif-keep"
+        first = app.preview
+        assert first is not None and first.cut_row is not None
+        await pilot.press(*"20")
+        await settle(app, pilot)
+        moved = app.preview
+        assert moved is not None and moved.cut_row is not None
+        assert moved.cut_row > first.cut_row
+        assert moved.plan.keep_recent_tokens == 20
+        await pilot.press("tab", *"3")
+        await settle(app, pilot)
+        assert app.focused is not None and app.focused.id == "whatif-hot"
+        await pilot.press("tab", *"100")
+        await settle(app, pilot)
+        assert app.trigger is not None and app.trigger.prompt_tokens == 100
+        assert not app.trigger.should_compress
+        assert "WHAT-IF" in screen_text(app)
+    assert (basic / "session" / "events.jsonl").read_bytes() == before
+    assert (basic / "session" / "state.json").read_bytes() == state_before
+
+
+async def test_maintenance_compacts_and_logs_timings(basic: Path) -> None:
+    app = make(basic)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("m")
+        await settle(app, pilot)
+        await until(pilot, lambda: app.status.chunk_count == 2)
+        assert len(read_index(MemoryManager(basic, CONFIG).paths).entries) == 2
+        log = app.query_one(ActivityLog).lines_written
+        assert any("compaction chunk_0002" in line and "summarizer" in line for line in log)
+        assert app.query_one(HotWindow).snapshot.length == len(events_on_disk(basic))
+
+
+async def test_force_compaction_with_focus(tmp_path: Path) -> None:
+    root = build_basic(tmp_path / "m", prompt_tokens=10)
+    app = make(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("c")
+        await pilot.pause()
+        assert isinstance(app.screen, FocusPromptScreen)
+        await pilot.press(*"booking", "enter")
+        await settle(app, pilot)
+        assert "compact" in app.actions_run
+        entries = read_index(MemoryManager(root, CONFIG).paths).entries
+        assert len(entries) == 2
+        assert app.status.chunk_count == 2
+
+
+async def test_force_compaction_cancel_does_nothing(basic: Path) -> None:
+    app = make(basic)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("c")
+        await pilot.pause()
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert "compact" not in app.actions_run
+        assert len(read_index(MemoryManager(basic, CONFIG).paths).entries) == 1
+
+
+async def test_rotate_confirms_what_moves_where(basic: Path) -> None:
+    app = make(basic)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("r")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        text = screen_text(app)
+        assert f"session_archive/{FIXED_SESSION}" in text and "m/session/" in text
+        await pilot.press("n")
+        await settle(app, pilot)
+        assert not (basic / "session_archive").exists()
+        await pilot.press("r")
+        await pilot.pause()
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert (basic / "session_archive" / FIXED_SESSION / "events.jsonl").exists()
+        assert app.query_one(HotWindow).snapshot.length == 0
+        assert app.query_one(StatusHeader).info.session_id != FIXED_SESSION
+
+
+async def test_append_event_form(basic: Path) -> None:
+    app = make(basic)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        n = app.query_one(HotWindow).snapshot.length
+        await pilot.press("a")
+        await pilot.pause()
+        assert isinstance(app.screen, AppendEventScreen)
+        await pilot.press(*"hello from the form", "ctrl+s")
+        await settle(app, pilot)
+        stored = events_on_disk(basic)
+        assert stored[-1]["content"] == "hello from the form"
+        assert stored[-1]["type"] == "user_input"
+        hot = app.query_one(HotWindow)
+        assert hot.snapshot.length == n + 1
+        assert hot.snapshot.rows[n].preview == "hello from the form"
+
+
+async def test_repair_after_confirmation_quarantines_corrupt_lines(basic: Path) -> None:
+    with (basic / "session" / "events.jsonl").open("ab") as fh:
+        fh.write(b"not json at all\n")
+    app = make(basic)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert app.query_one(StatusHeader).info.corrupt_lines == 1
+        await pilot.press("R")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert "repair" in app.actions_run
+        assert not any(r.corrupt for r in app.query_one(HotWindow).snapshot.rows)
+        assert (basic / "session" / "corrupt.jsonl").exists()
+        assert app.query_one(StatusHeader).info.corrupt_lines == 1  # now quarantined
+
+
+async def test_recall_tab_search(basic: Path) -> None:
+    app = make(basic)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("slash")
+        await settle(app, pilot)
+        assert app.query_one(TabbedContent).active == "recall"
+        assert isinstance(app.focused, Input)
+        await pilot.press(*"restaurants", "enter")
+        await settle(app, pilot)
+        log = app.query_one(ActivityLog).lines_written
+        assert any("recall 'restaurants': 1 results" in line for line in log), log
+
+
+async def test_tabs_by_number_and_tab_key(basic: Path) -> None:
+    app = make(basic)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        tabs = app.query_one(TabbedContent)
+        for key, tab in zip(
+            "1234567",
+            ("hot", "chunks", "summary", "prompt", "recall", "archive", "activity"),
+            strict=True,
+        ):
+            await pilot.press(key)
+            await settle(app, pilot)
+            assert tabs.active == tab
+        await pilot.press("1", "tab")
+        assert tabs.active == "chunks"
+        await pilot.press("shift+tab", "shift+tab")
+        assert tabs.active == "activity"
+        await pilot.press("2")
+        await settle(app, pilot)
+        assert "chunk_0001" in screen_text(app)
+        await pilot.press("3")
+        await settle(app, pilot)
+        assert "Recent Chunks" in screen_text(app)
+        await pilot.press("4")
+        await settle(app, pilot)
+        assert "next prompt" in screen_text(app)
+
+
+async def test_read_only_hides_and_refuses_every_write(basic: Path) -> None:
+    before = sorted(p.name for p in (basic / "session").rglob("*"))
+    events_before = (basic / "session" / "events.jsonl").read_bytes()
+    app = make(basic, read_only=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        shown = {b.binding.action for b in app.active_bindings.values() if b.binding.show}
+        footer = screen_text(app).splitlines()[-1]
+        for word in ("Maintain", "Compact", "Rotate", "Append", "Repair"):
+            assert word not in footer
+        for action in WRITE_ACTIONS:
+            assert app.check_action(action, ()) is False
+            assert action not in shown
+        assert not WRITE_ACTIONS & {s.action for s in app.available_actions()}
+        await pilot.press("m", "c", "r", "a", "R")
+        await settle(app, pilot)
+        assert app.screen is app.screen_stack[0]
+        assert not WRITE_ACTIONS & set(app.actions_run)
+        assert "READ-ONLY" in screen_text(app)
+    assert sorted(p.name for p in (basic / "session").rglob("*")) == before
+    assert (basic / "session" / "events.jsonl").read_bytes() == events_before
+
+
+async def test_command_palette_lists_and_runs_actions(basic: Path) -> None:
+    app = make(basic)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        titles = {s.title for s in app.available_actions()}
+        assert {"Run maintenance", "Force compaction", "Rotate session", "Append event"} <= titles
+        assert "Demo step" not in titles  # no demo attached
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"Force compaction")
+        await settle(app, pilot)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, FocusPromptScreen)
+        await pilot.press("escape")
+    assert InspectorCommands is not None
+
+
+async def test_archive_opens_read_only_and_labelled(tmp_path: Path) -> None:
+    root = build_with_archive(tmp_path / "m")
+    app = make(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert app.query_one(HotWindow).snapshot.length == 5
+        await pilot.press("6")
+        await settle(app, pilot)
+        table = app.query_one("#archive-view").query_one("DataTable")
+        table.focus()
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert app.archive_id == FIXED_SESSION
+        assert app.query_one("#archive-banner").display
+        assert "ARCHIVED — not part of any prompt" in screen_text(app)
+        assert app.query_one(HotWindow).snapshot.length == 23
+        for action in WRITE_ACTIONS:
+            assert app.check_action(action, ()) is False
+        await pilot.press("m")
+        await settle(app, pilot)
+        assert "maintenance" not in app.actions_run
+        await pilot.press("b")
+        await settle(app, pilot)
+        assert app.archive_id is None and not app.query_one("#archive-banner").display
+        assert app.query_one(HotWindow).snapshot.length == 5
+
+
+async def test_worker_error_is_reported_not_fatal(basic: Path) -> None:
+    (basic / "session" / "chunks" / "index.yaml").write_text("chunks: [: not yaml", "utf-8")
+    app = make(basic)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert app.query_one(StatusHeader).info.index_error
+        await pilot.press("c")
+        await pilot.pause()
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert app.is_running
+        assert any(line.startswith("compact:") for line in app.errors_shown)
+        assert any("error" in line for line in app.query_one(ActivityLog).lines_written)
+
+
+async def test_demo_step_and_play_pause(tmp_path: Path) -> None:
+    root = tmp_path / "demo"
+    manager = MemoryManager(root, CONFIG)
+    player = DemoPlayer(manager, "tour", seed=1)
+    app = make(root, demo=player)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        controls = app.query_one(DemoControls)
+        presses = 0
+        while app.query_one(HotWindow).snapshot.length == 0 and presses < 10:
+            await pilot.press("s")
+            presses += 1
+            await settle(app, pilot)
+        assert controls.steps == presses
+        assert app.query_one(HotWindow).snapshot.length >= 1
+        controls.pace = 0.0
+        await pilot.press("space")
+        await until(pilot, lambda: controls.steps >= 6)
+        await pilot.press("space")
+        await settle(app, pilot)
+        stopped_at = controls.steps
+        assert not controls.playing
+        await settle(app, pilot)
+        assert controls.steps == stopped_at
+    manager.close()
+
+
+def _cli(root: Path, *args: str) -> None:
+    subprocess.run(
+        [sys.executable, "-m", "inspector", "--memory-dir", str(root), *args],
+        cwd=REPO,
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize("poll", [False, True], ids=["watch", "poll"])
+async def test_external_append_and_compaction_appear(basic: Path, poll: bool) -> None:
+    app = make(basic, watch=True, poll=poll)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        hot = app.query_one(HotWindow)
+        n = hot.snapshot.length
+        _cli(basic, "append", "--type", "user_input", "--text", "from another process")
+        await until(pilot, lambda: hot.snapshot.length == n + 1)
+        assert hot.snapshot.rows[n].preview == "from another process"
+        _cli(basic, "compact", "--force")
+        await until(pilot, lambda: app.status.chunk_count == 2)
+        await until(pilot, lambda: hot.snapshot.length == len(events_on_disk(basic)))
+        assert app.query_one(StatusHeader).info.watch_mode == ("polled" if poll else "watched")
