@@ -16,6 +16,7 @@ from pathlib import Path
 from core.errors import StoreError
 
 _DIR_FSYNC_UNSUPPORTED = frozenset({errno.EINVAL, errno.ENOTSUP, errno.EBADF, errno.EACCES})
+_NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 def _reason(exc: OSError) -> str:
@@ -39,6 +40,28 @@ def fsync_dir(path: Path | str) -> None:
             raise StoreError(f"cannot sync folder {path}: {_reason(exc)}") from exc
     finally:
         os.close(fd)
+
+
+def open_no_symlink(path: Path | str, flags: int, mode: int = 0o666) -> int:
+    """`os.open` refusing a symbolic link as the file itself (O_NOFOLLOW).
+
+    The folders are checked to resolve inside the memory root; this keeps a link planted as
+    `events.jsonl` or `chunks/<id>.jsonl` from leading a read or an append out of it.
+    """
+    try:
+        return os.open(path, flags | _NO_FOLLOW, mode)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP and os.path.islink(path):
+            raise OSError(
+                errno.ELOOP, "refusing a symbolic link (links are never followed here)", str(path)
+            ) from None
+        raise
+
+
+def read_bytes_no_symlink(path: Path | str) -> bytes:
+    """The bytes of a regular file, never through a symbolic link (see `open_no_symlink`)."""
+    with os.fdopen(open_no_symlink(path, os.O_RDONLY), "rb") as fh:
+        return fh.read()
 
 
 def atomic_write_bytes(path: Path | str, data: bytes) -> None:
@@ -81,4 +104,10 @@ def atomic_write_text(path: Path | str, text: str) -> None:
     atomic_write_bytes(path, data)
 
 
-__all__ = ["atomic_write_bytes", "atomic_write_text", "fsync_dir"]
+__all__ = [
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "fsync_dir",
+    "open_no_symlink",
+    "read_bytes_no_symlink",
+]

@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from core.atomic import atomic_write_bytes, fsync_dir
+from core.atomic import atomic_write_bytes, fsync_dir, read_bytes_no_symlink
 from core.errors import BadInputError, IndexCorruptError, SessionMemoryError, StoreError
 from core.events import Event
 from core.paths import CHUNK_ID_MAX_LEN, CHUNK_ID_RE, MemoryPaths, validate_chunk_id
@@ -155,7 +155,7 @@ def read_index(paths: MemoryPaths) -> IndexRead:
     path = paths.index
     paths.ensure_inside_root(paths.chunks_dir)
     try:
-        data = path.read_bytes()
+        data = read_bytes_no_symlink(path)
     except FileNotFoundError:
         return IndexRead([], [], exists=False)
     except OSError as exc:
@@ -251,7 +251,7 @@ def write_chunk_file(paths: MemoryPaths, chunk_id: str, events: Sequence[Event])
 
 def _read_jsonl(path: Path) -> tuple[list[Event], list[CorruptLine]]:
     try:
-        data = path.read_bytes()
+        data = read_bytes_no_symlink(path)
     except FileNotFoundError:
         raise StoreError(f"missing file {path}") from None
     except OSError as exc:
@@ -349,7 +349,7 @@ def write_pending(
 
 def _read_meta(path: Path, warnings: list[str] | None) -> dict[str, Any]:
     try:
-        obj = json.loads(path.read_bytes().decode("utf-8"))
+        obj = json.loads(read_bytes_no_symlink(path).decode("utf-8"))
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:

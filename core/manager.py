@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from core.atomic import read_bytes_no_symlink
 from core.chunks import (
     list_chunk_files,
     list_pending,
@@ -407,7 +408,13 @@ class MemoryManager:
     def build_prompt(self, system_prompt: str, task: str) -> list[dict[str, Any]]:
         summary_md = None
         if self.has_compressed_history() and self.paths.summary.exists():
-            summary_md = self.paths.summary.read_text(encoding="utf-8", errors="replace")
+            try:
+                data = read_bytes_no_symlink(self.paths.summary)
+            except OSError as exc:
+                raise StoreError(
+                    f"cannot read {self.paths.summary}: {exc.strerror or exc}"
+                ) from exc
+            summary_md = data.decode("utf-8", errors="replace")
         events = self.store.read_events().events
         return build_prompt_messages(system_prompt, summary_md, events, task)
 

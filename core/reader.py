@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.atomic import open_no_symlink
 from core.errors import StoreError
 from core.events import Event
 from core.store import parse_event_lines
@@ -82,7 +83,7 @@ class EventTail:
     def poll(self) -> TailUpdate:
         """Records appended since the last poll (complete lines only; a partial one waits)."""
         try:
-            fh = open(self.path, "rb")  # noqa: SIM115 - closed below; fstat needs the fd
+            fh = os.fdopen(open_no_symlink(self.path, os.O_RDONLY), "rb")
         except FileNotFoundError:
             had = self._inode is not None
             self._forget()

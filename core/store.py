@@ -25,7 +25,7 @@ from typing import Any
 
 import filelock
 
-from core.atomic import atomic_write_bytes, fsync_dir
+from core.atomic import atomic_write_bytes, fsync_dir, open_no_symlink, read_bytes_no_symlink
 from core.errors import (
     BadInputError,
     EventError,
@@ -475,7 +475,7 @@ class SessionStore:
             if created_dir:
                 fsync_dir(paths.root)
             if not paths.events.exists():
-                fd = os.open(paths.events, os.O_WRONLY | os.O_CREAT, 0o666)
+                fd = open_no_symlink(paths.events, os.O_WRONLY | os.O_CREAT)
                 os.close(fd)
                 fsync_dir(paths.session)
         except OSError as exc:
@@ -509,7 +509,7 @@ class SessionStore:
         """Raises FileNotFoundError when missing, StoreError when unreadable or corrupt."""
         path = self.paths.state
         try:
-            data = path.read_bytes()
+            data = read_bytes_no_symlink(path)
         except FileNotFoundError:
             raise
         except OSError as exc:
@@ -638,7 +638,7 @@ class SessionStore:
     def _append_bytes(self, payload: bytes) -> None:
         path = self.paths.events
         try:
-            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o666)
+            fd = open_no_symlink(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
         except OSError as exc:
             raise StoreError(f"cannot append to {path}: {_reason(exc)}") from exc
         size = -1
@@ -667,7 +667,7 @@ class SessionStore:
         self.paths.ensure_inside_root()
         path = self.paths.events
         try:
-            with open(path, "rb") as fh:
+            with os.fdopen(open_no_symlink(path, os.O_RDONLY), "rb") as fh:
                 inode = os.fstat(fh.fileno()).st_ino
                 data = fh.read()
         except FileNotFoundError:
@@ -698,7 +698,7 @@ class SessionStore:
         self._require_lock("snapshot_still_prefix")
         path = self.paths.events
         try:
-            with open(path, "rb") as fh:
+            with os.fdopen(open_no_symlink(path, os.O_RDONLY), "rb") as fh:
                 if os.fstat(fh.fileno()).st_size < snap.size:
                     return False, b""
                 digest = _digest()
@@ -747,7 +747,7 @@ class SessionStore:
             out += b"\n"
         path = self.paths.corrupt
         try:
-            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o666)
+            fd = open_no_symlink(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
             try:
                 size = os.fstat(fd).st_size
                 data = bytes(out)
@@ -784,7 +784,7 @@ class SessionStore:
     def count_corrupt_quarantined(self) -> int:
         """Records in corrupt.jsonl (0 when it does not exist)."""
         try:
-            data = self.paths.corrupt.read_bytes()
+            data = read_bytes_no_symlink(self.paths.corrupt)
         except FileNotFoundError:
             return 0
         except OSError as exc:

@@ -1,0 +1,90 @@
+"""Helpers shared by the reliability tests: a seeded memory root and the CLI as a subprocess."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from core.config import CompactionConfig
+from core.manager import MemoryManager
+
+REPO = Path(__file__).resolve().parents[2]
+SMALL: dict[str, Any] = {
+    "count_compress_after_events": 8,
+    "hot_window_events": 3,
+    "keep_recent_tokens": 100_000,
+    "summary_max_chunks": 2,
+}
+
+
+def small_config(**changes: Any) -> CompactionConfig:
+    return CompactionConfig(**{**SMALL, **changes})
+
+
+def seeded_root(root: Path, turns: int = 6) -> tuple[MemoryManager, list[str]]:
+    """A session with one indexed chunk and a few hot turns; returns the appended ids."""
+    mm = MemoryManager(root, small_config())
+    ids: list[str] = []
+    for n in range(turns):
+        ids.append(mm.begin_run(f"turn {n}: open the camera app, error code E{n}")["id"])
+        ids.append(mm.append({"type": "assistant_output", "content": f"recorded E{n}"})["id"])
+    result = mm.save()
+    assert result.compacted, result.reason
+    for n in range(turns, turns + 3):
+        ids.append(mm.begin_run(f"turn {n}: open the camera app, error code E{n}")["id"])
+    return mm, ids
+
+
+@dataclass
+class CliRun:
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def error_line(self) -> str:
+        lines = self.stderr.strip().splitlines()
+        return lines[-1] if lines else ""
+
+
+def cli_env() -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("SESSION_MEMORY_FAULT", "SESSION_INSPECTOR_CONFIG", "SESSION_MEMORY_DIR")
+    }
+    env["PYTHONIOENCODING"] = "utf-8"
+    env["COLUMNS"] = "120"
+    return env
+
+
+def run_cli(
+    root: Path, *args: str, stdin: str | None = None, timeout: float = 120, **env: str
+) -> CliRun:
+    """`python -m inspector --memory-dir ROOT ARGS…` in its own process."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "inspector", "--memory-dir", str(root), *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        errors="surrogateescape",
+        cwd=REPO,
+        env={**cli_env(), **env},
+        timeout=timeout,
+    )
+    return CliRun(proc.returncode, proc.stdout, proc.stderr)
+
+
+def assert_clean_failure(run: CliRun, code: int, *names: str) -> None:
+    """Exit `code`, no traceback, last stderr line `error: …` naming each of `names`."""
+    assert "Traceback" not in run.stderr, run.stderr
+    assert run.returncode == code, (run.returncode, run.stderr)
+    line = run.error_line
+    assert line.startswith("error: "), run.stderr
+    for name in names:
+        assert name in line, (name, line)
