@@ -463,7 +463,12 @@ class InspectorApp(App[int]):
             return
         update = message.update
         hot = self.query_one(HotWindow)
-        if update.reset or update.appended or hot.snapshot.length != update.snapshot.length:
+        if (
+            update.reset
+            or update.appended
+            or hot.loading_text is not None
+            or hot.snapshot.length != update.snapshot.length
+        ):
             hot.set_snapshot(update.snapshot)
         if self.first_paint_ms is None:
             self.first_paint_ms = (time.perf_counter() - self._t0) * 1000

@@ -1,0 +1,227 @@
+"""The hostile-input corpus: whatever is in the files, the inspector shows it literally, runs
+nothing, sends no escape to the terminal, and does not crash."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from core.manager import MemoryManager
+from inspector.app import InspectorApp
+from inspector.widgets.event_detail import EventDetail
+from inspector.widgets.hot_window import HotWindow
+from inspector.widgets.status_header import StatusHeader
+from tests.test_tui_app import SIZE, make, screen_text, settle
+from tests.tui_fixtures import CONFIG, HOSTILE_CHUNK_IDS, MARKUP, build_basic, build_hostile
+
+
+@pytest.fixture
+def hostile(tmp_path: Path) -> Path:
+    return build_hostile(tmp_path / "m")
+
+
+def row_of(app: InspectorApp, pred: object) -> int:
+    hot = app.query_one(HotWindow)
+    for row in hot.snapshot.rows[: hot.snapshot.length]:
+        if pred(row):  # type: ignore[operator]
+            return row.index
+    raise AssertionError("row not found")
+
+
+async def test_markup_in_events_is_literal_and_clicking_runs_nothing(hostile: Path) -> None:
+    app = make(hostile)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        hot = app.query_one(HotWindow)
+        hot.follow = False
+        await pilot.press("home")
+        await settle(app, pilot)
+        text = screen_text(app)
+        assert "[@click=app.quit]click me[/]" in text
+        assert "[bold red]not bold[/]" in text
+        # Click the row's preview, then the detail panel where the full text is shown.
+        region = hot.content_region
+        for x in (region.x + region.width - 20, region.x + region.width - 5):
+            await pilot.click(offset=(x, region.y + 1))
+            await pilot.pause()
+        detail = app.query_one(EventDetail)
+        body = detail.query_one("#detail-body")
+        assert "[@click=app.quit]click me[/]" in str(body.render())
+        for dy in range(0, min(8, body.region.height)):
+            await pilot.click(offset=(body.region.x + 3, body.region.y + dy))
+            await pilot.pause()
+        await settle(app, pilot)
+        assert app.is_running and app.return_code is None
+        assert app.actions_run == []
+        assert hot.cursor == 0
+
+
+async def test_ansi_and_control_characters_are_visible_never_raw(hostile: Path) -> None:
+    app = make(hostile)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        hot = app.query_one(HotWindow)
+        hot.follow = False
+        hot.cursor = row_of(app, lambda r: r.event_id == "ev_0001")
+        await settle(app, pilot)
+        text = screen_text(app)
+        assert "red:␛[31mRED␛[0m title:␛]0;pwn" in text
+        row = hot.snapshot.rows[hot.cursor]
+        assert "bell:␇" in row.preview and "nul:␀" in row.preview and "<U+202E>" in row.preview
+        for y in range(hot.size.height):
+            strip = hot.render_line(y)
+            assert (
+                "\x1b" not in strip.text and "\x07" not in strip.text and "\x00" not in strip.text
+            )
+        body = str(app.query_one(EventDetail).query_one("#detail-body").render())
+        assert "\x1b" not in body and "\x07" not in body and "\\u001b[31mRED" in body
+
+
+async def test_hostile_type_role_id_and_ts_fields_are_literal(hostile: Path) -> None:
+    app = make(hostile)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await settle(app, pilot)
+        hot = app.query_one(HotWindow)
+        hot.follow = False
+        hot.cursor = row_of(app, lambda r: r.event_id == "[@click=app.quit]id[/]")
+        await settle(app, pilot)
+        body = str(app.query_one(EventDetail).query_one("#detail-body").render())
+        assert "[@click=app.quit]id[/]" in body and "[red]not a time[/red]" in body
+
+
+async def test_five_megabyte_event_loads_with_capped_preview_and_detail(hostile: Path) -> None:
+    app = make(hostile)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        index = row_of(app, lambda r: r.event_id == "ev_0003")
+        row = app.query_one(HotWindow).snapshot.rows[index]
+        assert len(row.preview) <= 160 and row.tokens > 1_000_000
+        hot = app.query_one(HotWindow)
+        hot.follow = False
+        hot.cursor = index
+        await settle(app, pilot)
+        body = str(app.query_one(EventDetail).query_one("#detail-body").render())
+        assert "more chars]" in body and len(body) < 100_000
+
+
+async def test_invalid_utf8_and_garbage_lines_are_corrupt_rows(hostile: Path) -> None:
+    app = make(hostile)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        hot = app.query_one(HotWindow)
+        corrupt = [r for r in hot.snapshot.rows[: hot.snapshot.length] if r.corrupt]
+        assert len(corrupt) == 2
+        assert app.query_one(StatusHeader).info.corrupt_lines == 2
+        hot.follow = False
+        hot.cursor = corrupt[1].index
+        await settle(app, pilot)
+        text = screen_text(app)
+        assert "this is not json [@click=app.quit]q[/]" in text
+        assert app.is_running
+
+
+async def test_truncated_last_line_waits_until_complete(hostile: Path) -> None:
+    app = make(hostile)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        hot = app.query_one(HotWindow)
+        ids = [r.event_id for r in hot.snapshot.rows[: hot.snapshot.length]]
+        assert "ev_trunc" not in ids
+        n = hot.snapshot.length
+        with (hostile / "session" / "events.jsonl").open("ab") as fh:
+            fh.write(b'ne"}\n')
+        app.reload_all()
+        await settle(app, pilot)
+        assert hot.snapshot.length == n + 1
+        assert hot.snapshot.rows[n].event_id == "ev_trunc"
+        assert hot.snapshot.rows[n].preview == "half a line"
+
+
+async def test_file_rewritten_shorter_reloads(tmp_path: Path) -> None:
+    root = build_basic(tmp_path / "m")
+    app = make(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        hot = app.query_one(HotWindow)
+        assert hot.snapshot.length == 23
+        events = root / "session" / "events.jsonl"
+        lines = events.read_bytes().splitlines(keepends=True)
+        events.write_bytes(b"".join(lines[:4]))
+        app.reload_all()
+        await settle(app, pilot)
+        assert hot.snapshot.length == 4
+        assert hot.cursor == 3
+        assert app.query_one(StatusHeader).info.event_count == 4
+
+
+async def test_chunks_folder_deleted_and_empty_summary(tmp_path: Path) -> None:
+    root = build_basic(tmp_path / "m")
+    shutil.rmtree(root / "session" / "chunks")
+    (root / "session" / "summary.md").write_text("", encoding="utf-8")
+    app = make(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert app.query_one(StatusHeader).info.chunk_count == 0
+        for key in "23451":
+            await pilot.press(key)
+            await settle(app, pilot)
+        assert app.is_running
+        await pilot.press("p")
+        await settle(app, pilot)
+        assert app.preview is not None
+
+
+async def test_hostile_chunk_ids_in_index_are_literal_and_open_nothing(hostile: Path) -> None:
+    app = make(hostile)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("2")
+        await settle(app, pilot)
+        view = app.query_one("#chunks-view")
+        table = view.query_one("DataTable")
+        table.focus()
+        for _ in range(len(HOSTILE_CHUNK_IDS) + 1):
+            await pilot.press("down")
+            await settle(app, pilot)
+        await pilot.press("3")
+        await settle(app, pilot)
+        await pilot.press("4")
+        await settle(app, pilot)
+        assert app.is_running and app.actions_run == []
+        assert "\x1b" not in screen_text(app)
+
+
+async def test_hostile_summary_and_error_text_in_notifications(hostile: Path) -> None:
+    (hostile / "session" / "summary.md").write_text(
+        "# Session History (compressed chunks)\n\n## Rolling Summary\n\n" + MARKUP + "\n",
+        encoding="utf-8",
+    )
+    app = make(hostile)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.show_error("test", MARKUP + " \x1b[2J")
+        await pilot.pause()
+        await pilot.press("3")
+        await settle(app, pilot)
+        assert app.is_running
+        assert "[@click=app.quit]click me[/]" in app.errors_shown[-1]
+        assert "\x1b" not in app.errors_shown[-1]
+
+
+async def test_memory_root_that_does_not_exist_yet(tmp_path: Path) -> None:
+    root = tmp_path / "fresh"
+    app = make(root, watch=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert app.query_one(HotWindow).snapshot.length == 0
+        assert "empty" in screen_text(app) or "no events" in screen_text(app)
+        MemoryManager(root, CONFIG).append({"type": "user_input", "content": "first"})
+        for _ in range(200):
+            if app.query_one(HotWindow).snapshot.length == 1:
+                break
+            await pilot.pause(0.05)
+        assert app.query_one(HotWindow).snapshot.length == 1
+    assert not os.path.exists(tmp_path / "fresh" / "session" / "corrupt.jsonl")
