@@ -427,15 +427,17 @@ class MemoryManager:
         return result
 
     def _recall_index(self) -> RecallIndex:
-        entries = read_index(self.paths).entries
-        pending = list_pending(self.paths)
+        """The BM25 index, rebuilt only when index.yaml, events.jsonl or the pending folder
+        changed: a warm query stats three paths and reads nothing (no YAML parse per query)."""
         key = (
             _stat_key(self.paths.index),
             _stat_key(self.paths.events),
-            tuple(p.pending_id for p in pending),
+            _listing_key(self.paths.pending_dir),
         )
         if self._recall_cache is not None and self._recall_cache[0] == key:
             return self._recall_cache[1]
+        entries = read_index(self.paths).entries
+        pending = list_pending(self.paths)
         docs: list[RecallDoc] = []
         for entry in entries:
             try:
@@ -473,6 +475,13 @@ class MemoryManager:
             read = read_index(self.paths)
             chunk_count = len(read.entries)
             warnings.extend(read.warnings)
+            for entry in read.entries:
+                chunk_file = self.paths.chunk_file(entry.chunk_id)
+                if not chunk_file.is_file():
+                    warnings.append(
+                        f"{chunk_file}: listed in {self.paths.index} but missing; "
+                        "its events cannot be recalled"
+                    )
         except IndexCorruptError as exc:
             index_error = str(exc)
         try:
@@ -549,6 +558,17 @@ class MemoryManager:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _listing_key(folder: Path) -> tuple[tuple[str, int, int], ...]:
+    """Names, sizes and mtimes of a folder's files (empty when it does not exist)."""
+    out: list[tuple[str, int, int]] = []
+    with contextlib.suppress(OSError), os.scandir(folder) as it:
+        for entry in it:
+            with contextlib.suppress(OSError):
+                st = entry.stat(follow_symlinks=False)
+                out.append((entry.name, st.st_size, st.st_mtime_ns))
+    return tuple(sorted(out))
 
 
 def _stat_key(path: Path) -> tuple[int, int, int] | None:
