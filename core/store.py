@@ -13,6 +13,7 @@ import base64
 import contextlib
 import hashlib
 import json
+import math
 import os
 import secrets
 import threading
@@ -184,6 +185,19 @@ class ParsedLines:
                     self.corrupt.append(CorruptLine(p.line_no, p.offset, p.raw, p.error))
 
 
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    """A line holding NaN or an overflowing number could never be written back (JSON has no
+    such values), so it would block every pass: it is a corrupt line instead."""
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"number {text[:40]} is out of range")
+    return value
+
+
 def _classify(raw: bytes) -> tuple[Event | None, str | None]:
     if len(raw) > MAX_EVENT_BYTES:
         return None, f"line of {len(raw)} bytes exceeds the {MAX_EVENT_BYTES}-byte limit"
@@ -192,9 +206,11 @@ def _classify(raw: bytes) -> tuple[Event | None, str | None]:
     except UnicodeDecodeError as exc:
         return None, f"not valid UTF-8 (byte {exc.start})"
     try:
-        obj = json.loads(text)
+        obj = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
     except json.JSONDecodeError as exc:
         return None, f"not valid JSON ({exc.msg} at column {exc.colno})"
+    except ValueError as exc:
+        return None, f"not valid JSON ({exc})"
     except RecursionError:
         return None, "not valid JSON (nested too deeply)"
     if not isinstance(obj, dict):

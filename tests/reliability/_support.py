@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from core.config import CompactionConfig
 from core.manager import MemoryManager
 
@@ -25,8 +27,18 @@ def small_config(**changes: Any) -> CompactionConfig:
     return CompactionConfig(**{**SMALL, **changes})
 
 
+def write_small_config(root: Path) -> Path:
+    """SMALL as `root/../config/memory/extraction.yaml`, where the CLI finds it by itself."""
+    path = root.parent / "config" / "memory" / "extraction.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump({"session_compaction": SMALL}), encoding="utf-8")
+    return path
+
+
 def seeded_root(root: Path, turns: int = 6) -> tuple[MemoryManager, list[str]]:
-    """A session with one indexed chunk and a few hot turns; returns the appended ids."""
+    """A session with one indexed chunk and a few hot turns (and SMALL as the CLI's config);
+    returns the manager and the appended ids."""
+    write_small_config(root)
     mm = MemoryManager(root, small_config())
     ids: list[str] = []
     for n in range(turns):

@@ -104,3 +104,226 @@ def test_a_file_symlinked_out_of_the_root_is_never_followed(tmp_path: Path, plan
 
 
 # --------------------------------------------------------------------------- events.jsonl
+
+
+def _insert_lines(root: Path, middle: bytes, end: bytes = b"") -> list[bytes]:
+    """Put `middle` after the first line of events.jsonl and `end` at its end; returns the
+    original good lines."""
+    events = root / "session" / "events.jsonl"
+    lines = events.read_bytes().splitlines(keepends=True)
+    events.write_bytes(lines[0] + middle + b"".join(lines[1:]) + end)
+    return lines
+
+
+def _quarantined(root: Path) -> list[dict[str, Any]]:
+    return read_jsonl(root / "session" / "corrupt.jsonl")
+
+
+def _raw(record: dict[str, Any]) -> bytes:
+    if "raw_b64" in record:
+        return base64.b64decode(record["raw_b64"])
+    return str(record["raw"]).encode("utf-8")
+
+
+@pytest.mark.parametrize("fix", ["repair", "compact --force"])
+def test_corrupt_json_lines_in_the_middle_and_at_the_end_are_quarantined(
+    tmp_path: Path, fix: str
+) -> None:
+    root = tmp_path / "memory"
+    _mm, ids = seeded_root(root)
+    bad_mid = b'{"id": "half-written", "type": '
+    bad_end = b'{"id":"cut-off","type":"user_inp'  # a writer died mid-line: no newline
+    _insert_lines(root, bad_mid + b"\n", bad_end)
+
+    status = run_cli(root, "status", "--json")
+    assert status.returncode == 0, status.stderr
+    # An unterminated last line may be an append in flight: a reader leaves it alone.
+    assert json.loads(status.stdout)["corrupt_lines"] == 1
+    for command in READING:
+        run = run_cli(root, *command.split())
+        assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
+
+    run = run_cli(root, *fix.split(), "--json")
+    assert run.returncode == 0, run.stderr
+    assert [_raw(r) for r in _quarantined(root)] == [bad_mid, bad_end]
+    assert all(r["source"] == "session/events.jsonl" and r["error"] for r in _quarantined(root))
+    assert_each_once(root, ids)
+    assert json.loads(run_cli(root, "status", "--json").stdout)["corrupt_lines"] == 2
+
+
+def test_invalid_utf8_line_is_quarantined_byte_for_byte(tmp_path: Path) -> None:
+    root = tmp_path / "memory"
+    mm, ids = seeded_root(root)
+    bad = b'{"id":"latin1","type":"user_input","content":"caf\xe9 \xff\xfe"}'
+    _insert_lines(root, bad + b"\n")
+    assert mm.status().corrupt_lines == 1
+    assert mm.repair()["corrupt_lines_quarantined"] == 1
+    (record,) = _quarantined(root)
+    assert _raw(record) == bad and "UTF-8" in record["error"]
+    assert_each_once(root, ids)
+
+
+def test_a_50_mb_line_is_quarantined_whole_and_the_rest_is_kept(tmp_path: Path) -> None:
+    root = tmp_path / "memory"
+    _mm, ids = seeded_root(root)
+    huge = b'{"id":"huge","type":"tool_result","content":"' + b"x" * 50_000_000 + b'"}'
+    _insert_lines(root, huge + b"\n")
+    status = run_cli(root, "status", "--json")
+    assert status.returncode == 0 and json.loads(status.stdout)["corrupt_lines"] == 1
+    run = run_cli(root, "repair", "--json")
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["repaired"]["corrupt_lines_quarantined"] == 1
+    (record,) = _quarantined(root)
+    assert _raw(record) == huge and "limit" in record["error"]
+    assert_each_once(root, ids)
+
+
+def test_lines_that_are_not_objects_are_quarantined(tmp_path: Path) -> None:
+    root = tmp_path / "memory"
+    mm, ids = seeded_root(root)
+    bad = [b"[1, 2]", b'"a string"', b"42", b"null", b"true"]
+    _insert_lines(root, b"\n".join(bad) + b"\n")
+    assert mm.status().corrupt_lines == len(bad)
+    assert mm.save(force=True).quarantined_count == len(bad)
+    assert [_raw(r) for r in _quarantined(root)] == bad
+    assert_each_once(root, ids)
+
+
+@pytest.mark.parametrize(
+    "value", [b"NaN", b"-Infinity", b"1e999", b"1" * 5000], ids=["nan", "-inf", "1e999", "bigint"]
+)
+def test_numbers_json_cannot_write_back_are_quarantined_not_blocking(
+    tmp_path: Path, value: bytes
+) -> None:
+    """Python's json reads NaN, Infinity and 1e999 (as inf), but no JSON writer can store
+    them: such a line used to fail every later pass (and a 5000-digit integer raised)."""
+    root = tmp_path / "memory"
+    mm, ids = seeded_root(root)
+    bad = b'{"id":"odd-number","type":"assistant_output","content":' + value + b"}"
+    _insert_lines(root, bad + b"\n")
+    assert mm.status().corrupt_lines == 1
+    result = mm.save(force=True)
+    assert result.compacted and result.quarantined_count == 1
+    assert [_raw(r) for r in _quarantined(root)] == [bad]
+    assert_each_once(root, ids)
+
+
+def test_events_missing_id_type_or_role_in_the_file_are_kept_and_given_ids(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "memory"
+    mm, ids = seeded_root(root)
+    odd = [
+        {"content": "no id, no type, no role"},
+        {"id": "only-id", "content": "no type"},
+        {"type": "user_input", "content": "no id here"},
+        {"role": "assistant", "content": "role only"},
+    ]
+    _insert_lines(root, b"".join(json.dumps(e).encode() + b"\n" for e in odd))
+    assert mm.plan().plan is not None
+    assert mm.save(force=True).compacted
+    stored = read_jsonl(root / "session" / "events.jsonl")
+    for chunk in sorted((root / "session" / "chunks").glob("chunk_*.jsonl")):
+        stored += read_jsonl(chunk)
+    contents = [e.get("content") for e in stored]
+    for event in odd:
+        assert contents.count(event["content"]) == 1, event
+    assert all(isinstance(e.get("id"), str) and e["id"] for e in stored)
+    assert len({e["id"] for e in stored}) == len(stored)
+    given = [e["id"] for e in stored if not (e.get("meta") or {}).get("synthetic")]
+    assert_each_once(root, [*ids, *given])
+
+
+def test_appending_an_event_without_type_or_role_is_refused_with_exit_2(tmp_path: Path) -> None:
+    root = tmp_path / "memory"
+    _mm, ids = seeded_root(root)
+    events = root / "session" / "events.jsonl"
+    before = events.read_bytes()
+    good = json.dumps({"type": "user_input", "content": "fine"})
+    for bad in ['{"content": "no type"}', '{"type": 5, "content": "x"}', "[1]", "{not json"]:
+        run = run_cli(root, "append", "-", stdin=good + "\n" + bad + "\n")
+        assert_clean_failure(run, 2, "stdin line 2")
+        assert events.read_bytes() == before, "a rejected batch wrote something"
+    assert_each_once(root, ids)
+
+
+def test_unknown_types_and_roles_are_kept_verbatim(tmp_path: Path) -> None:
+    root = tmp_path / "memory"
+    mm, ids = seeded_root(root)
+    odd = {"type": "telemetry_blob", "role": "robot", "content": "battery 41%", "extra": [1]}
+    run = run_cli(root, "append", "-", "--json", stdin=json.dumps(odd) + "\n")
+    assert run.returncode == 0, run.stderr
+    (stored,) = json.loads(run.stdout)["events"]
+    ids.append(stored["id"])
+    assert {k: stored[k] for k in odd} == odd
+    messages = mm.build_prompt("sys", "task")
+    assert {"role": "system", "content": "battery 41%"} in messages
+    for command in [*READING, "compact --force"]:
+        assert run_cli(root, *command.split()).returncode == 0
+    assert_each_once(root, ids)
+
+
+CONTENTS: list[Any] = [
+    "text",
+    "",
+    None,
+    0,
+    -7,
+    3.25,
+    True,
+    False,
+    [],
+    [1, "two", None, [3.5]],
+    {},
+    {"nested": {"list": [1, {"deep": None}], "flag": False}},
+    "中文 и emoji 🙂",
+]
+
+
+def test_content_of_every_json_type_survives_append_compaction_and_recall(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "memory"
+    mm, ids = seeded_root(root)
+    lines = "".join(
+        json.dumps({"id": f"content-{i}", "type": "tool_result", "content": c}) + "\n"
+        for i, c in enumerate(CONTENTS)
+    )
+    run = run_cli(root, "append", "-", "--json", stdin=lines)
+    assert run.returncode == 0, run.stderr
+    ids += [f"content-{i}" for i in range(len(CONTENTS))]
+    ids.append(mm.begin_run("next turn after the odd contents")["id"])
+    for n in range(3):  # the odd results become compactable
+        ids.append(mm.append({"type": "assistant_output", "content": f"step {n}"})["id"])
+    for command in [*READING, "plan --json"]:
+        assert run_cli(root, *command.split()).returncode == 0
+    assert mm.save(force=True).compacted
+    chunk_events = {
+        e["id"]: e
+        for chunk in (root / "session" / "chunks").glob("chunk_*.jsonl")
+        for e in read_jsonl(chunk)
+    }
+    hot = {e["id"]: e for e in read_jsonl(root / "session" / "events.jsonl")}
+    for i, content in enumerate(CONTENTS):
+        event = chunk_events.get(f"content-{i}") or hot[f"content-{i}"]
+        assert event["content"] == content and type(event["content"]) is type(content)
+    assert_each_once(root, ids)
+    assert any(h.events for h in mm.recall("deep nested flag").results)
+
+
+def test_duplicate_ids_in_the_file_are_both_kept(tmp_path: Path) -> None:
+    root = tmp_path / "memory"
+    mm, ids = seeded_root(root)
+    events = root / "session" / "events.jsonl"
+    first = events.read_bytes().splitlines(keepends=True)[0]
+    events.write_bytes(events.read_bytes() + first + first)
+    assert mm.save(force=True).compacted or True
+    stored = read_jsonl(events) + [
+        e for c in (root / "session" / "chunks").glob("chunk_*.jsonl") for e in read_jsonl(c)
+    ]
+    dup_id = json.loads(first)["id"]
+    copies = [e for e in stored if e["id"] == dup_id or e.get("meta", {}).get("original_id")]
+    assert len(copies) == 3, "the original and both copies are kept"
+    assert sum(1 for e in copies if e.get("meta", {}).get("original_id") == dup_id) == 2
+    renamed = [e["id"] for e in copies if e["id"] != dup_id]
+    assert_each_once(root, [*ids, *renamed])
