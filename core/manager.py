@@ -475,6 +475,13 @@ class MemoryManager:
             read = read_index(self.paths)
             chunk_count = len(read.entries)
             warnings.extend(read.warnings)
+            for entry in read.entries:
+                chunk_file = self.paths.chunk_file(entry.chunk_id)
+                if not chunk_file.is_file():
+                    warnings.append(
+                        f"{chunk_file}: listed in {self.paths.index} but missing; "
+                        "its events cannot be recalled"
+                    )
         except IndexCorruptError as exc:
             index_error = str(exc)
         try:

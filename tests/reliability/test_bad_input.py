@@ -13,10 +13,12 @@ from typing import Any
 
 import pytest
 
+from core.chunks import read_chunk_events
 from core.errors import SessionMemoryError
 from core.manager import MemoryManager
 from tests.memory_invariants import assert_each_once, read_jsonl
 from tests.reliability._support import (
+    REPO,
     assert_clean_failure,
     run_cli,
     seeded_root,
@@ -327,3 +329,290 @@ def test_duplicate_ids_in_the_file_are_both_kept(tmp_path: Path) -> None:
     assert sum(1 for e in copies if e.get("meta", {}).get("original_id") == dup_id) == 2
     renamed = [e["id"] for e in copies if e["id"] != dup_id]
     assert_each_once(root, [*ids, *renamed])
+
+
+# --------------------------------------------------------------------------- index.yaml
+
+
+def _index(root: Path) -> Path:
+    return root / "session" / "chunks" / "index.yaml"
+
+
+@pytest.mark.parametrize(
+    ("text", "what"),
+    [
+        ("version: 1\nchunks: [\n  - {chunk_id: ", "not valid YAML"),
+        ("- just\n- a list\n", "not a mapping"),
+        ("version: 1\nchunks: 42\n", "is not a list"),
+        ("!!python/object/apply:os.system ['touch PWNED']\n", "python/object/apply"),
+    ],
+    ids=["not-yaml", "not-mapping", "chunks-not-list", "python-tag"],
+)
+def test_unreadable_index_stops_passes_and_recall_until_repair(
+    tmp_path: Path, text: str, what: str
+) -> None:
+    """Contract §6: exit 1 naming the file, appends go on, status reports it, repair moves the
+    bad file aside and rebuilds the index from the chunk files."""
+    root = tmp_path / "memory"
+    _mm, ids = seeded_root(root)
+    _index(root).write_text(text)
+    for command in ("recall camera", "compact --force", "rotate"):
+        run = run_cli(root, *command.split())
+        assert_clean_failure(run, 1, str(_index(root)), what, "repair")
+    status = run_cli(root, "status", "--json")
+    assert status.returncode == 0, status.stderr
+    assert what in json.loads(status.stdout)["index_error"]
+    for command in ("status", "plan", "prompt --system s --task t"):
+        assert run_cli(root, *command.split()).returncode == 0
+    appended = run_cli(root, "append", "--type", "user_input", "--text", "still works", "--json")
+    assert appended.returncode == 0, appended.stderr
+    ids.append(json.loads(appended.stdout)["events"][0]["id"])
+
+    run = run_cli(root, "repair", "--json")
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["repaired"]["index_rebuilt"] == 1
+    (aside,) = _index(root).parent.glob("index.yaml.corrupt-*")
+    assert aside.read_text() == text, "the bad index is kept, not deleted"
+    assert not (tmp_path / "PWNED").exists() and not (REPO / "PWNED").exists()
+    assert_each_once(root, ids)
+    hits = json.loads(run_cli(root, "recall", "camera", "--json").stdout)["results"]
+    assert hits and hits[0]["events"]
+
+
+@pytest.mark.parametrize(
+    "text", ["", "# nothing\n", "version: 1\n"], ids=["empty", "comment", "no-chunks"]
+)
+def test_empty_index_with_chunk_files_is_rebuilt_from_them(tmp_path: Path, text: str) -> None:
+    root = tmp_path / "memory"
+    mm, ids = seeded_root(root)
+    _index(root).write_text(text)
+    assert mm.status().chunk_count == 0
+    for command in READING:
+        assert run_cli(root, *command.split()).returncode == 0
+    assert mm.repair().get("orphan_chunks_indexed") == 1
+    assert mm.status().chunk_count == 1
+    assert_each_once(root, ids)
+    assert mm.recall("camera").results[0].events
+
+
+def test_index_entry_missing_fields_is_read_leniently(tmp_path: Path) -> None:
+    root = tmp_path / "memory"
+    mm, ids = seeded_root(root)
+    _index(root).write_text("version: 1\nchunks:\n  - chunk_id: chunk_0001\n")
+    status = mm.status()
+    assert status.chunk_count == 1 and status.index_error is None
+    for command in [*READING, "compact --force"]:
+        run = run_cli(root, *command.split())
+        assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
+    assert_each_once(root, ids)
+    assert any(hit.chunk_id == "chunk_0001" for hit in mm.recall("camera", limit=10).results)
+
+
+HOSTILE_IDS = {
+    "absolute": "{bait}",
+    "dotdot": "../../../{bait_name}",
+    "slash": "sub/chunk_0001",
+    "nul": "chunk\x00_0001",
+    "10kb": "c" * 10_240,
+}
+
+
+@pytest.mark.parametrize("kind", list(HOSTILE_IDS))
+def test_hostile_chunk_id_in_the_index_is_skipped_with_a_warning(tmp_path: Path, kind: str) -> None:
+    root = tmp_path / "memory"
+    _mm, ids = seeded_root(root)
+    bait = tmp_path / "bait.jsonl"
+    bait.write_text(
+        json.dumps({"id": "bait-1", "type": "user_input", "content": "BAITMARKER camera"}) + "\n"
+    )
+    (root / "session" / "chunks" / "sub").mkdir()
+    (root / "session" / "chunks" / "sub" / "chunk_0001.jsonl").write_text(bait.read_text())
+    hostile = HOSTILE_IDS[kind].format(bait=bait.with_suffix(""), bait_name="bait")
+    good = yaml_entries(_index(root))
+    entries = [{**good[0], "chunk_id": hostile, "summary": "hostile BAITMARKER"}, *good]
+    _index(root).write_text(json.dumps({"version": 1, "chunks": entries}))  # JSON is YAML
+    before = bait.read_bytes()
+
+    status = run_cli(root, "status", "--json")
+    assert status.returncode == 0, status.stderr
+    data = json.loads(status.stdout)
+    assert data["chunk_count"] == 1
+    assert any(str(_index(root)) in w and "invalid chunk id" in w for w in data["warnings"])
+    recall = run_cli(root, "recall", "baitmarker", "--json")
+    assert recall.returncode == 0 and json.loads(recall.stdout)["results"] == []
+    for command in [*READING, *WRITING]:
+        run = run_cli(root, *command.split())
+        assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
+        assert "BAITMARKER" not in run.stdout
+    assert bait.read_bytes() == before
+    assert_each_once(root, ids)
+
+
+def yaml_entries(index: Path) -> list[dict[str, Any]]:
+    import yaml
+
+    entries = yaml.safe_load(index.read_text())["chunks"]
+    return [json.loads(json.dumps(e, default=str)) for e in entries]
+
+
+# --------------------------------------------------------------------------- chunk files
+
+
+def test_missing_chunk_file_is_reported_not_silent(tmp_path: Path) -> None:
+    root = tmp_path / "memory"
+    mm, _ids = seeded_root(root)
+    chunk = root / "session" / "chunks" / "chunk_0001.jsonl"
+    chunk.unlink()
+    status = run_cli(root, "status", "--json")
+    assert status.returncode == 0
+    assert any(str(chunk) in w and "missing" in w for w in json.loads(status.stdout)["warnings"])
+    for command in [*READING, *WRITING]:
+        run = run_cli(root, *command.split())
+        assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
+    # The summary survives in the index: recall still finds the chunk by it.
+    assert any(hit.chunk_id == "chunk_0001" for hit in mm.recall("camera", limit=10).results)
+
+
+def test_truncated_chunk_file_keeps_what_it_still_holds(tmp_path: Path) -> None:
+    root = tmp_path / "memory"
+    mm, ids = seeded_root(root)
+    chunk = root / "session" / "chunks" / "chunk_0001.jsonl"
+    data = chunk.read_bytes()
+    lines = data.splitlines(keepends=True)
+    chunk.write_bytes(b"".join(lines[:2]) + lines[2][:10])  # cut mid-line
+    survivors = [json.loads(line)["id"] for line in lines[:2]]
+    for command in [*READING, *WRITING]:
+        run = run_cli(root, *command.split())
+        assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
+    assert chunk.read_bytes() == b"".join(lines[:2]) + lines[2][:10], "left as found"
+    events, bad = read_chunk_events(mm.paths, "chunk_0001")
+    assert [e["id"] for e in events] == survivors and len(bad) == 1
+    assert any(hit.chunk_id == "chunk_0001" for hit in mm.recall("camera", limit=10).results)
+    lost = {json.loads(line)["id"] for line in lines[2:]}
+    stored = read_jsonl(root / "session" / "events.jsonl") + [
+        e for c in chunk.parent.glob("chunk_*.jsonl") if c != chunk for e in read_jsonl(c)
+    ]
+    elsewhere = [e["id"] for e in stored if not (e.get("meta") or {}).get("synthetic")]
+    assert sorted(elsewhere + survivors) == sorted(i for i in ids if i not in lost)
+
+
+# --------------------------------------------------------------------------- other files
+
+
+def test_config_with_python_tag_is_refused_and_nothing_runs(tmp_path: Path) -> None:
+    root = tmp_path / "memory"
+    seeded_root(root)
+    config = tmp_path / "evil.yaml"
+    marker = tmp_path / "PWNED"
+    config.write_text(f"session_compaction: !!python/object/apply:os.system ['touch {marker}']\n")
+    for command in ["status", "compact", "recall camera"]:
+        run = run_cli(root, *command.split(), "--config", str(config))
+        assert_clean_failure(run, 2, str(config), "python/object/apply")
+    assert not marker.exists()
+
+
+WRONG_KEYS = [
+    "context_window: 0",
+    "context_window: true",
+    "reserve_tokens: -1",
+    "compress_at_percent: 0",
+    "compress_at_percent: 101",
+    "count_compress_after_events: 0",
+    "keep_recent_tokens: many",
+    "hot_window_events: 1.5",
+    "summary_max_chunks: 0",
+    "max_rolling_summary_lines: 1",
+    "lock_timeout_seconds: 0",
+    "models: [1]",
+    "models: {gpt: 0}",
+    "summarizer: {backend: gpt}",
+    "summarizer: {backend: openai, model: m}",
+    "summarizer: {backend: openai, model: m, base_url: 'file:///etc/passwd'}",
+    "summarizer: {max_summary_tokens: -5}",
+    "summarizer: {timeout_seconds: 0}",
+    "summarizer: {api_key_env: 5}",
+    "session_boundary: {idle_gap_minutes: -1}",
+    "session_boundary: 3",
+]
+
+
+@pytest.mark.parametrize("line", WRONG_KEYS)
+def test_every_config_key_wrong_in_turn_is_exit_2_naming_key_and_file(
+    tmp_path: Path, line: str
+) -> None:
+    root = tmp_path / "memory"
+    root.mkdir()
+    config = tmp_path / "extraction.yaml"
+    config.write_text(f"session_compaction:\n  {line}\n")
+    key = line.split(":")[0]
+    run = run_cli(root, "status", "--config", str(config))
+    assert_clean_failure(run, 2, str(config), f"session_compaction.{key}")
+
+
+def test_summary_md_edited_into_nonsense_is_rerendered_from_the_index(tmp_path: Path) -> None:
+    from core.summaries import parse_summary_md, render_summary
+
+    root = tmp_path / "memory"
+    mm, ids = seeded_root(root)
+    summary = root / "session" / "summary.md"
+    summary.write_bytes(b"\x00\x1b[2J## Recent Chunks\n- **../../etc**\n\xff\xfe garbage\n# x\n")
+    for command in [*READING, "status --json"]:
+        run = run_cli(root, *command.split())
+        assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
+    assert mm.repair() is not None
+    entries = yaml_entries(_index(root))
+    expected = render_summary(
+        [(e["chunk_id"], e["summary"]) for e in entries],
+        summary_max_chunks=mm.config.summary_max_chunks,
+        max_rolling_summary_lines=mm.config.max_rolling_summary_lines,
+    ).summary_md
+    assert summary.read_text() == expected
+    assert parse_summary_md(expected).problems == []
+    assert_each_once(root, ids)
+
+
+@pytest.mark.parametrize("damage", ["missing", "not-json", "wrong-types"])
+def test_state_json_missing_or_corrupt_is_replaced_and_kept_aside(
+    tmp_path: Path, damage: str
+) -> None:
+    root = tmp_path / "memory"
+    _mm, ids = seeded_root(root)
+    state = root / "session" / "state.json"
+    bad = {"missing": None, "not-json": "{oops", "wrong-types": '{"session_id": "../x"}'}[damage]
+    if bad is None:
+        state.unlink()
+    else:
+        state.write_text(bad)
+    for command in [*READING, "status --json"]:
+        run = run_cli(root, *command.split())
+        assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
+    run = run_cli(root, "append", "--type", "user_input", "--text", "after", "--json")
+    assert run.returncode == 0, run.stderr
+    ids.append(json.loads(run.stdout)["events"][0]["id"])
+    assert run_cli(root, "compact", "--force").returncode == 0
+    assert json.loads(state.read_text())["session_id"].startswith("s-")
+    if bad is not None:
+        (aside,) = state.parent.glob("state.json.corrupt-*")
+        assert aside.read_text() == bad
+    assert_each_once(root, ids)
+
+
+def test_session_missing_while_the_archive_exists(tmp_path: Path) -> None:
+    root = tmp_path / "memory"
+    _mm, ids = seeded_root(root)
+    archived = root / "session_archive" / "s-closed"
+    archived.parent.mkdir()
+    os.rename(root / "session", archived)
+    before = tree(archived)
+    status = run_cli(root, "status", "--json")
+    assert status.returncode == 0, status.stderr
+    data = json.loads(status.stdout)
+    assert data["event_count"] == 0 and data["chunk_count"] == 0
+    assert [a["session_id"] for a in data["archives"]] == ["s-closed"]
+    recall = run_cli(root, "recall", "camera", "--json")
+    assert recall.returncode == 0 and json.loads(recall.stdout)["results"] == []
+    for command in [*READING, *WRITING]:
+        run = run_cli(root, *command.split())
+        assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
+    assert tree(archived) == before, "an archived session is never written"
+    assert_each_once(root, ids)
