@@ -6,11 +6,18 @@ usage: python tests/mm_child.py ROOT CONFIG_JSON COMMAND [ARGS]
   append PREFIX N           N single appends; prints the ids as JSON (one list)
   saves N                   N forced passes in a row; prints their results
   rotate                    rotate the session
+  loop PREFIX SEED [OPS]    a runtime's life until killed (or OPS steps): turns of appends
+                            (ids PREFIX-n, content with the marker `mk<PREFIX>x<n>`), passes
+                            (synchronous and on the maintenance thread) and now and then a
+                            rotation. Prints, flushed line by line: `W id` before an append,
+                            `A id` once it returned, `P` before and `R reason` after a pass,
+                            `T` before and `D` after a rotation.
 """
 
 from __future__ import annotations
 
 import json
+import random
 import sys
 import time
 from pathlib import Path
@@ -20,6 +27,53 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from core.config import CompactionConfig, SummarizerConfig
 from core.manager import MemoryManager
 from core.summarizer import make_summarizer
+
+
+def marker(prefix: str, n: int) -> str:
+    """A recall term unique to one event (letters and digits only: one token)."""
+    return f"mk{prefix}x{n}"
+
+
+def loop(mm: MemoryManager, prefix: str, seed: int, ops: int | None) -> None:
+    rng = random.Random(seed)
+    n = 0
+
+    def say(line: str) -> None:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+    def append(event: dict[str, object], begin: bool = False) -> None:
+        nonlocal n
+        eid = f"{prefix}-{n}"
+        text = f"step {n} {marker(prefix, n)}"
+        n += 1
+        say(f"W {eid}")
+        if begin:
+            mm.begin_run(text, id=eid)
+        elif event.get("type") == "assistant_output" and rng.random() < 0.3:
+            mm.commit_run(text, id=eid)  # appends, then schedules a background pass
+        else:
+            mm.append({**event, "id": eid, "content": text})
+        say(f"A {eid}")
+
+    step = 0
+    while ops is None or step < ops:
+        step += 1
+        append({}, begin=True)
+        for _ in range(rng.randint(0, 2)):
+            call = f"{prefix}-c{n}"
+            append({"type": "tool_call", "name": "shell", "tool_call_id": call})
+            append({"type": "tool_result", "name": "shell", "tool_call_id": call})
+        append({"type": "assistant_output"})
+        roll = rng.random()
+        if roll < 0.5:
+            say("P")
+            say(f"R {mm.save(force=rng.random() < 0.5).reason}")
+        elif roll < 0.53:
+            say("T")
+            mm.rotate()
+            say("D")
+    mm.close()
 
 
 def main(argv: list[str]) -> int:
@@ -49,6 +103,8 @@ def main(argv: list[str]) -> int:
         mm = MemoryManager(root, cfg)
         results = [mm.save(force=True).to_json() for _ in range(int(args[0]))]
         print(json.dumps(results))
+    elif command == "loop":
+        loop(MemoryManager(root, cfg), args[0], int(args[1]), int(args[2]) if args[2:] else None)
     elif command == "rotate":
         mm = MemoryManager(root, cfg)
         print(json.dumps(mm.rotate().to_json()))
