@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import secrets
 from pathlib import Path
 
@@ -17,6 +18,8 @@ from core.errors import StoreError
 
 _DIR_FSYNC_UNSUPPORTED = frozenset({errno.EINVAL, errno.ENOTSUP, errno.EBADF, errno.EACCES})
 _NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+TEMP_NAME_RE = re.compile(r"^\..+\.[0-9a-f]{12}\.tmp$")
+"""Names of `atomic_write_bytes` temporary files (left behind only by a writer that died)."""
 
 
 def _reason(exc: OSError) -> str:
@@ -105,6 +108,7 @@ def atomic_write_text(path: Path | str, text: str) -> None:
 
 
 __all__ = [
+    "TEMP_NAME_RE",
     "atomic_write_bytes",
     "atomic_write_text",
     "fsync_dir",

@@ -14,12 +14,13 @@ events are all still in the hot window.
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.atomic import atomic_write_text
+from core.atomic import TEMP_NAME_RE, atomic_write_text
 from core.chunks import (
     ChunkEntry,
     delete_pending,
@@ -397,6 +398,9 @@ def recover_locked(store: SessionStore, config: CompactionConfig) -> dict[str, i
     def bump(key: str, n: int = 1) -> None:
         counts[key] = counts.get(key, 0) + n
 
+    swept = _sweep_temp_files(store)
+    if swept:
+        bump("temp_files_removed", swept)
     pending = list_pending(paths)
     chunk_files = set(list_chunk_files(paths))
     if not pending and not chunk_files:
@@ -510,6 +514,25 @@ def recovered_entry(
         cut_meta=cut_meta,
         extra={"summary_backend": "extractive", **(extra or {}), "recovered_at": now_ts()},
     )
+
+
+def _sweep_temp_files(store: SessionStore) -> int:
+    """Remove temporary files of atomic writes that died before their rename. Every atomic
+    write under session/ holds the session lock, which the caller holds: none is in progress."""
+    paths = store.paths
+    removed = 0
+    for folder in (paths.session, paths.chunks_dir, paths.pending_dir):
+        paths.ensure_inside_root(folder)
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            if TEMP_NAME_RE.match(name):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(folder / name)
+                    removed += 1
+    return removed
 
 
 def _pending_chunk_id(pending_id: str, meta_chunk: object, indexed: set[str]) -> str:
