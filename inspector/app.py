@@ -292,6 +292,7 @@ class InspectorApp(App[int]):
         self.real_trigger: TriggerDecision | None = None
         self._jobs = _Jobs()
         self._want_archives = False
+        self._jump_to_cut = False
         self._stale: set[str] = set()
         self._watcher: MemoryWatcher | None = None
         self.actions_run: list[str] = []
@@ -529,7 +530,10 @@ class InspectorApp(App[int]):
         self.preview = message.preview
         self.trigger = message.trigger
         self.real_trigger = message.real_trigger
-        self.query_one(HotWindow).set_cut_preview(message.preview)
+        hot = self.query_one(HotWindow)
+        hot.set_cut_preview(message.preview)
+        if self._jump_to_cut and hot.show_cut():
+            self._jump_to_cut = False
         self.query_one(PlanPanel).show(message.preview.plan, message.trigger)
         self._update_budget()
 
@@ -617,6 +621,8 @@ class InspectorApp(App[int]):
                 will = False
         else:
             verdict, will = "idle", False
+        if self.archive_id is not None:
+            verdict, will = "none: an archived session is never compacted", False
         self.query_one(BudgetGauge).set_info(
             BudgetInfo(
                 prompt_tokens=trigger.prompt_tokens,
@@ -624,7 +630,8 @@ class InspectorApp(App[int]):
                 reserve=trigger.reserve,
                 compress_at_percent=trigger.compress_at_percent,
                 will_compact=will,
-                verdict=verdict + (f" ({trigger.trigger} trigger)" if trigger.trigger else ""),
+                verdict=verdict
+                + (f" ({trigger.trigger} trigger)" if will and trigger.trigger else ""),
                 history=tuple(self.prompt_history),
             )
         )
@@ -905,6 +912,7 @@ class InspectorApp(App[int]):
         hot.show_preview = not hot.show_preview
         self.query_one("#plan", PlanPanel).display = hot.show_preview
         self.action_show_tab("hot")
+        self._jump_to_cut = hot.show_preview and not hot.show_cut()
         if self.preview is None:
             self.request("plan")
 
@@ -946,9 +954,22 @@ class InspectorApp(App[int]):
         self.show_error("demo", message.error)
 
     def action_show_tab(self, tab: str) -> None:
+        """Show a tab and put the keyboard in it (the hot window, or the view's first control)."""
         self.query_one(TabbedContent).active = tab
         if tab == "hot":
             self.query_one(HotWindow).focus()
+        else:
+            self.call_after_refresh(self._focus_tab, tab)
+
+    def _focus_tab(self, tab: str) -> None:
+        with contextlib.suppress(NoMatches):
+            pane = self.query_one(f"#{tab}", TabPane)
+            if self.focused is not None and pane in self.focused.ancestors:
+                return
+            for widget in pane.query("*"):
+                if widget.focusable and not isinstance(widget, Input | TextArea):
+                    widget.focus()
+                    return
 
     def _tab_step(self, step: int) -> None:
         if self.screen is not self.screen_stack[0] or isinstance(self.focused, Input | TextArea):

@@ -85,14 +85,17 @@ def render_budget(info: BudgetInfo, width: int) -> Text:
     if info.history and spark_width >= 6:
         bar.append("  runs ", style="dim")
         bar.append(sparkline(info.history, min(spark_width, 40)))
-    return Text("\n").join([head, bar])
+    out = Text("\n").join([head, bar])
+    out.no_wrap = True
+    out.overflow = "ellipsis"
+    return out
 
 
 class BudgetGauge(Widget):
     """Two lines: numbers, then bar + verdict + sparkline."""
 
     DEFAULT_CSS = """
-    BudgetGauge { height: 2; padding: 0 1; }
+    BudgetGauge { height: 2; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
     """
 
     def __init__(self, *, id: str | None = None) -> None:

@@ -117,6 +117,7 @@ class HotWindow(ScrollView, can_focus=True):
 
     DEFAULT_CSS = """
     HotWindow {
+        overflow-x: hidden;
         background: $surface;
         color: $foreground;
     }
@@ -185,6 +186,15 @@ class HotWindow(ScrollView, can_focus=True):
             self.scroll_end(animate=False, immediate=True, x_axis=False)
         self.refresh()
 
+    def show_cut(self) -> bool:
+        """Put the cursor on the row the new hot window would open at (follow off)."""
+        cut = self._cut_line()
+        if cut is None:
+            return False
+        self.follow = False
+        self.cursor = cut
+        return True
+
     def set_cut_preview(self, preview: CutPreview | None) -> None:
         self.cut_preview = preview
         self._update_virtual_size()
@@ -248,7 +258,7 @@ class HotWindow(ScrollView, can_focus=True):
         return line if 0 <= line < self.snapshot.length else None
 
     def _update_virtual_size(self) -> None:
-        self.virtual_size = Size(self.size.width, self.line_count() + 1)
+        self.virtual_size = Size(0, self.line_count() + 1)
 
     def on_resize(self, event: events.Resize) -> None:
         self._update_virtual_size()
@@ -319,7 +329,7 @@ class HotWindow(ScrollView, can_focus=True):
         return self.get_component_rich_style(f"hot-window--{name}")
 
     def render_line(self, y: int) -> Strip:
-        width = self.size.width
+        width = self.scrollable_content_region.width
         base = self.rich_style
         snap = self.snapshot
         index_width = max(3, len(str(max(0, snap.length - 1))))

@@ -40,17 +40,17 @@ def _num(n: int | None) -> str:
 
 def render_header(info: HeaderInfo) -> Text:
     line1 = Text(no_wrap=True, overflow="ellipsis")
-    if info.archived:
-        line1.append(" ARCHIVED — not part of any prompt ", style="bold reverse")
-        line1.append(" ")
     line1.append("root ", style="dim")
-    line1.append(one_line(info.root, 60), style="bold")
+    root = one_line(info.root, 10_000)
+    line1.append(root if len(root) <= 40 else "…" + root[-39:], style="bold")
     line1.append("  session ", style="dim")
     line1.append(one_line(info.session_id or "(none yet)", 40))
     line1.append("  model ", style="dim")
     line1.append(one_line(info.model or "(default)", 30))
     line1.append(f" window {_num(info.context_window)}")
-    if info.read_only:
+    if info.archived:
+        line1.append("  ARCHIVED", style="bold")
+    elif info.read_only:
         line1.append("  READ-ONLY", style="bold")
 
     line2 = Text(no_wrap=True, overflow="ellipsis")
@@ -77,14 +77,22 @@ def render_header(info: HeaderInfo) -> Text:
     if info.index_error:
         line2.append("  index: ", style="bold red")
         line2.append(one_line(info.index_error, 80), style="red")
-    return Text("\n").join([line1, line2])
+    out = Text("\n", no_wrap=True, overflow="ellipsis").join([line1, line2])
+    out.no_wrap = True
+    return out
 
 
 class StatusHeader(Static):
     """Two status lines at the top of the screen."""
 
     DEFAULT_CSS = """
-    StatusHeader { height: 2; background: $panel; padding: 0 1; }
+    StatusHeader {
+        height: 2;
+        background: $panel;
+        padding: 0 1;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
+    }
     """
 
     def __init__(self, info: HeaderInfo, *, id: str | None = None) -> None:

@@ -1,0 +1,114 @@
+"""End to end in a real terminal: tmux runs the inspector, other processes append and compact
+through the CLI, `capture-pane` shows the change, keys drive an action, ctrl+q quits cleanly.
+
+Waits poll `capture-pane` against a deadline (never a fixed sleep). Skipped only when tmux is
+not installed (CI installs it).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.tui_fixtures import build_basic
+
+REPO = Path(__file__).resolve().parent.parent
+pytestmark = [
+    pytest.mark.tmux,
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
+]
+
+
+class Tmux:
+    def __init__(self, socket: str) -> None:
+        self.socket = socket
+
+    def run(self, *args: str, check: bool = True) -> str:
+        out = subprocess.run(
+            ["tmux", "-L", self.socket, *args],
+            check=check,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        return out.stdout
+
+    def capture(self) -> str:
+        return self.run("capture-pane", "-p", "-t", "inspector")
+
+    def wait_for(self, cond: Callable[[str], bool], timeout: float = 20.0) -> str:
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.capture()
+            if cond(screen):
+                return screen
+            time.sleep(0.05)  # polling interval of the deadline loop, not synchronisation
+        raise AssertionError(f"screen never matched; last capture:\n{screen}")
+
+
+@pytest.fixture
+def tmux(tmp_path: Path) -> Iterator[Tmux]:
+    t = Tmux(f"inspector-test-{uuid.uuid4().hex[:8]}")
+    yield t
+    t.run("kill-server", check=False)
+
+
+def cli(root: Path, *args: str) -> None:
+    subprocess.run(
+        [sys.executable, "-m", "inspector", "--memory-dir", str(root), *args],
+        cwd=REPO,
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+
+
+def test_inspector_in_tmux_sees_other_processes_and_quits_cleanly(
+    tmux: Tmux, tmp_path: Path
+) -> None:
+    root = build_basic(tmp_path / "m")
+    status_file = tmp_path / "exit-status"
+    app_cmd = (
+        f"cd {shlex.quote(str(REPO))} && "
+        # COLUMNS/LINES inherited from the test runner would override the pane's real size.
+        f"env -u COLUMNS -u LINES {shlex.quote(sys.executable)} -m inspector "
+        f"--memory-dir {shlex.quote(str(root))} tui; "
+        f"echo $? > {shlex.quote(str(status_file))}"
+    )
+    env_args = ["-e", "TERM=xterm-256color"] if os.environ.get("TERM") is None else []
+    tmux.run("new-session", "-d", "-s", "inspector", "-x", "120", "-y", "40", *env_args, app_cmd)
+    tmux.wait_for(lambda s: "ev_0112" in s and "chunks 1" in s)
+
+    cli(root, "append", "--type", "user_input", "--text", "hello-from-tmux-test")
+    tmux.wait_for(lambda s: "hello-from-tmux-test" in s and "events 24" in s)
+
+    cli(root, "compact", "--force")
+    tmux.wait_for(lambda s: "chunks 2" in s)
+
+    tmux.run("send-keys", "-t", "inspector", "p")
+    tmux.wait_for(lambda s: "✂ cut" in s or "cut: " in s)
+
+    tmux.run("send-keys", "-t", "inspector", "a")
+    tmux.wait_for(lambda s: "Append an event" in s)
+    tmux.run("send-keys", "-t", "inspector", "-l", "typed-in-tmux")
+    tmux.wait_for(lambda s: "typed-in-tmux" in s and "Append an event" in s)
+    tmux.run("send-keys", "-t", "inspector", "C-s")
+    tmux.wait_for(lambda s: "typed-in-tmux" in s and "Append an event" not in s)
+    lines = (root / "session" / "events.jsonl").read_text(encoding="utf-8").splitlines()
+    assert '"typed-in-tmux"' in lines[-1]
+
+    tmux.run("send-keys", "-t", "inspector", "C-q")
+    deadline = time.monotonic() + 20
+    while not status_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert status_file.read_text().strip() == "0"
