@@ -1,0 +1,73 @@
+"""Every figure `python -m bench` reports, in order, with its target (issue 7)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Target:
+    key: str
+    what: str
+    unit: str
+    op: str | None  # "<=", ">=" or None (reported, no target)
+    limit: float | None
+
+    def met(self, value: float | None) -> bool | None:
+        if self.op is None or self.limit is None or value is None:
+            return None
+        return value <= self.limit if self.op == "<=" else value >= self.limit
+
+    @property
+    def target_text(self) -> str:
+        if self.op is None or self.limit is None:
+            return "—"
+        op = "≤" if self.op == "<=" else "≥"
+        return f"{op} {self.limit:g} {self.unit}".rstrip()
+
+
+TARGETS: tuple[Target, ...] = (
+    Target(
+        "append_p99_ms_during_pass",
+        "append p99 from a 2nd process during a pass with a 1 s summarizer",
+        "ms",
+        "<=",
+        10,
+    ),
+    Target(
+        "append_p99_ratio_vs_locked",
+        "that p99 / p99 with a pass that holds the lock while summarizing",
+        "",
+        "<=",
+        0.02,
+    ),
+    Target("lock_hold_p99_ms_10k", "session-lock hold of a pass, 10k hot window", "ms", "<=", 50),
+    Target("pass_ms_1k", "one pass, no-op summarizer, 1k × 1 KB events", "ms", None, None),
+    Target("pass_ms_10k", "one pass, no-op summarizer, 10k × 1 KB events", "ms", None, None),
+    Target("pass_ms_100k", "one pass, no-op summarizer, 100k × 1 KB events", "ms", None, None),
+    Target("pass_ratio_vs_io_1k", "pass / read+parse+serialize+write+fsync, 1k", "", "<=", 1.5),
+    Target("pass_ratio_vs_io_10k", "pass / read+parse+serialize+write+fsync, 10k", "", "<=", 1.5),
+    Target("pass_ratio_vs_io_100k", "pass / read+parse+serialize+write+fsync, 100k", "", "<=", 1.5),
+    Target("pass_growth_100k_over_10k", "pass_ms_100k / pass_ms_10k", "", "<=", 12),
+    Target("append_us_p50_100k", "one append, 100k-event hot window", "µs", "<=", 500),
+    Target("estimate_mb_s", "estimate_tokens on mixed English/CJK text", "MB/s", ">=", 50),
+    Target(
+        "recall_p50_ms_1k_chunks", "recall query, 1,000 chunks / 100k events, warm", "ms", "<=", 50
+    ),
+    Target(
+        "tui_first_paint_s_100k", "TUI start → first frame with the newest of 100k", "s", "<=", 1.5
+    ),
+    Target(
+        "tui_append_to_screen_ms_p95", "append by another process → row on screen", "ms", "<=", 250
+    ),
+    Target(
+        "tui_loop_lag_p95_ms", "event-loop lag while 1,000 events/s are appended", "ms", "<=", 100
+    ),
+    Target("tui_rss_mb_100k", "TUI resident memory, 100k session open", "MB", "<=", 300),
+    Target("peer_turn_ratio_100", "per-turn overhead / peer's, 100 messages", "", None, None),
+    Target("peer_turn_ratio_1k", "per-turn overhead / peer's, 1,000 messages", "", None, None),
+    Target("peer_turn_ratio_10k", "per-turn overhead / peer's, 10,000 messages", "", None, None),
+)
+
+KEYS: tuple[str, ...] = tuple(t.key for t in TARGETS)
+BY_KEY: dict[str, Target] = {t.key: t for t in TARGETS}
