@@ -401,6 +401,9 @@ def recover_locked(store: SessionStore, config: CompactionConfig) -> dict[str, i
     swept = _sweep_temp_files(store)
     if swept:
         bump("temp_files_removed", swept)
+    orphans = _sweep_orphan_pending_meta(store)
+    if orphans:
+        bump("pending_meta_removed", orphans)
     pending = list_pending(paths)
     chunk_files = set(list_chunk_files(paths))
     if not pending and not chunk_files:
@@ -532,6 +535,26 @@ def _sweep_temp_files(store: SessionStore) -> int:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(folder / name)
                     removed += 1
+    return removed
+
+
+def _sweep_orphan_pending_meta(store: SessionStore) -> int:
+    """Remove `<id>.meta.json` sidecars whose `<id>.jsonl` is gone: `delete_pending` removes
+    the evidence first, so a crash between the two unlinks leaves the sidecar alone (and
+    `write_pending` writes the evidence first, so no pass in progress has a lone sidecar)."""
+    folder = store.paths.pending_dir
+    store.paths.ensure_inside_root(folder)
+    try:
+        names = set(os.listdir(folder))
+    except OSError:
+        return 0
+    removed = 0
+    for name in names:
+        stem = name.removesuffix(".meta.json")
+        if stem != name and f"{stem}.jsonl" not in names:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(folder / name)
+                removed += 1
     return removed
 
 
