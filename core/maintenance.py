@@ -309,6 +309,7 @@ def _run_pass_locked(
             entry=entry.to_dict(),
         )
         write_pending(paths, pending_id, compacted, pending_meta)
+        fault_point("after_pending_commit")
 
         store.replace_events(kept, quarantine=[*snap.corrupt, *tail.corrupt])
         fault_point("after_events_replace")
@@ -318,7 +319,9 @@ def _run_pass_locked(
         write_index(paths, entries)
         fault_point("after_index_write")
         write_summaries(store, config, entries)
+        fault_point("after_summaries_write")
         _after_compaction_state(store, kept_tokens)
+        fault_point("after_state_write")
         delete_pending(paths, pending_id)
     timings["lock_write"] = _ms(t)
     timings["total"] = _ms(t_total)
@@ -385,6 +388,7 @@ def write_summaries(
     if not entries:
         return
     atomic_write_text(store.paths.summary, rendered.summary_md)
+    fault_point("between_summary_writes")
     if rendered.archive_md or store.paths.summary_archive.exists():
         atomic_write_text(store.paths.summary_archive, rendered.archive_md)
 
@@ -460,10 +464,12 @@ def recover_locked(store: SessionStore, config: CompactionConfig) -> dict[str, i
             },
         )
         write_chunk_file(paths, chunk_id, gone)
+        fault_point("recovery_after_chunk_write")
         entries.append(entry)
         indexed.add(chunk_id)
         chunk_files.add(chunk_id)
         write_index(paths, entries)
+        fault_point("recovery_after_index_write")
         delete_pending(paths, p.pending_id)
         bump("pending_finished")
         changed = True

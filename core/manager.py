@@ -27,6 +27,7 @@ from core.chunks import (
 from core.config import CompactionConfig, load_config
 from core.errors import IndexCorruptError, SessionMemoryError, StoreError
 from core.events import Event, make_event
+from core.faults import fault_point
 from core.maintenance import (
     PassResult,
     maintenance_slot,
@@ -384,6 +385,7 @@ class MemoryManager:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
         aside = index.with_name(f"index.yaml.corrupt-{stamp}")
         os.replace(index, aside)
+        fault_point("during_index_rebuild")
         entries = [
             recovered_entry(
                 chunk_id,

@@ -52,6 +52,7 @@ def rotate(store: SessionStore, config: CompactionConfig) -> RotationResult:
             session_id = "s-unknown-" + now_ts().replace(":", "").replace(".", "")[:17]
         paths.archive_root.mkdir(parents=True, exist_ok=True)
         target = _free_name(paths.archive_root, session_id)
+        fault_point("before_rotation_rename")
         try:
             os.rename(paths.session, target)
         except OSError as exc:
@@ -60,6 +61,7 @@ def rotate(store: SessionStore, config: CompactionConfig) -> RotationResult:
         fsync_dir(paths.root)
         fault_point("during_rotation")
         store.ensure_session()
+        fault_point("after_rotation_session_created")
         state = store.read_state()
         state.counters["rotations"] = state.counters.get("rotations", 0) + 1
         store.write_state(state)

@@ -6,6 +6,7 @@ usage: python tests/mm_child.py ROOT CONFIG_JSON COMMAND [ARGS]
   append PREFIX N           N single appends; prints the ids as JSON (one list)
   saves N                   N forced passes in a row; prints their results
   rotate                    rotate the session
+  repair                    MemoryManager.repair(); prints the counts
   loop PREFIX SEED [OPS]    a runtime's life until killed (or OPS steps): turns of appends
                             (ids PREFIX-n, content with the marker `mk<PREFIX>x<n>`), passes
                             (synchronous and on the maintenance thread) and now and then a
@@ -103,6 +104,8 @@ def main(argv: list[str]) -> int:
         mm = MemoryManager(root, cfg)
         results = [mm.save(force=True).to_json() for _ in range(int(args[0]))]
         print(json.dumps(results))
+    elif command == "repair":
+        print(json.dumps(MemoryManager(root, cfg).repair()))
     elif command == "loop":
         loop(MemoryManager(root, cfg), args[0], int(args[1]), int(args[2]) if args[2:] else None)
     elif command == "rotate":
