@@ -8,11 +8,13 @@ index.yaml or a directory listing can open a file outside `chunks/`. The index i
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import re
 import secrets
+import threading
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
@@ -148,10 +150,28 @@ def _index_error(path: Path, what: str) -> IndexCorruptError:
     return IndexCorruptError(f"{path}: {what}; {_REPAIR_HINT}")
 
 
+_SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""libyaml's parser with the safe constructor when available: ~5x faster, same documents."""
+
+_INDEX_CACHE: dict[str, tuple[bytes, list[ChunkEntry], list[str]]] = {}
+_INDEX_CACHE_GUARD = threading.Lock()
+
+
+def _copy_entry(entry: ChunkEntry) -> ChunkEntry:
+    return replace(
+        entry,
+        cut_meta=dict(entry.cut_meta) if entry.cut_meta is not None else None,
+        extra=dict(entry.extra),
+    )
+
+
 def read_index(paths: MemoryPaths) -> IndexRead:
     """Entries of index.yaml; IndexCorruptError when the file as a whole cannot be used.
 
     Single bad entries (not a mapping, invalid id, duplicate id) are skipped with a warning.
+    The file is read every time, but parsed only when its bytes changed (a digest-keyed cache:
+    a pass, a prompt and a status all read the index, and parsing 1,000 entries takes tens of
+    milliseconds); callers get their own copies of the entries.
     """
     path = paths.index
     paths.ensure_inside_root(paths.chunks_dir)
@@ -161,8 +181,24 @@ def read_index(paths: MemoryPaths) -> IndexRead:
         return IndexRead([], [], exists=False)
     except OSError as exc:
         raise StoreError(f"cannot read {path}: {_reason(exc)}") from exc
+    key = str(path)
+    digest = hashlib.blake2b(data, digest_size=16).digest()
+    with _INDEX_CACHE_GUARD:
+        cached = _INDEX_CACHE.get(key)
+    if cached is not None and cached[0] == digest:
+        return IndexRead([_copy_entry(e) for e in cached[1]], list(cached[2]), exists=True)
+    read = _parse_index(path, data)
+    kept = [_copy_entry(e) for e in read.entries]
+    with _INDEX_CACHE_GUARD:
+        if len(_INDEX_CACHE) > 16:
+            _INDEX_CACHE.clear()
+        _INDEX_CACHE[key] = (digest, kept, list(read.warnings))
+    return read
+
+
+def _parse_index(path: Path, data: bytes) -> IndexRead:
     try:
-        doc = yaml.safe_load(data)
+        doc = yaml.load(data, Loader=_SAFE_LOADER)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = f" at line {mark.line + 1}" if mark is not None else ""
@@ -200,8 +236,9 @@ def read_index(paths: MemoryPaths) -> IndexRead:
     return IndexRead(entries, warnings, exists=True)
 
 
-class _IndexDumper(yaml.SafeDumper):
-    """Multi-line strings as `|` block scalars so summaries read naturally in the file."""
+class _IndexDumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
+    """Multi-line strings as `|` block scalars so summaries read naturally in the file
+    (libyaml's emitter when available: the same text, ~4x faster)."""
 
 
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
