@@ -7,6 +7,10 @@ usage: python tests/mm_child.py ROOT CONFIG_JSON COMMAND [ARGS]
   saves N                   N forced passes in a row; prints their results
   rotate                    rotate the session
   repair                    MemoryManager.repair(); prints the counts
+  soak-write PREFIX SECS    turns of appends (ids PREFIX-n, markers as in loop) for SECS
+                            seconds; prints {ids, max_append_s}
+  soak-maintain SECS [AT]   passes (every other one forced) for SECS seconds, rotating once
+                            AT seconds in; prints the counts of what the passes did
   loop PREFIX SEED [OPS]    a runtime's life until killed (or OPS steps): turns of appends
                             (ids PREFIX-n, content with the marker `mk<PREFIX>x<n>`), passes
                             (synchronous and on the maintenance thread) and now and then a
@@ -77,6 +81,56 @@ def loop(mm: MemoryManager, prefix: str, seed: int, ops: int | None) -> None:
     mm.close()
 
 
+def soak_write(mm: MemoryManager, prefix: str, seconds: float) -> dict[str, object]:
+    rng = random.Random(prefix)
+    deadline = time.monotonic() + seconds
+    ids: list[str] = []
+    worst = 0.0
+
+    def append(etype: str, **fields: object) -> None:
+        nonlocal worst
+        eid = f"{prefix}-{len(ids)}"
+        start = time.perf_counter()
+        mm.append(
+            {"type": etype, "id": eid, "content": f"step {marker(prefix, len(ids))}", **fields}
+        )
+        worst = max(worst, time.perf_counter() - start)
+        ids.append(eid)
+
+    while time.monotonic() < deadline:
+        append("user_input")
+        for _ in range(rng.randint(0, 2)):
+            call = f"{prefix}-call{len(ids)}"
+            append("tool_call", name="shell", tool_call_id=call)
+            append("tool_result", name="shell", tool_call_id=call)
+        append("assistant_output")
+    return {"ids": ids, "max_append_s": worst}
+
+
+def soak_maintain(mm: MemoryManager, seconds: float, rotate_at: float | None) -> dict[str, object]:
+    start = time.monotonic()
+    counts = {"passes": 0, "compactions": 0, "abandoned": 0, "busy": 0, "rotations": 0}
+    longest = 0.0
+    forced = False
+    while time.monotonic() - start < seconds:
+        if rotate_at is not None and time.monotonic() - start >= rotate_at:
+            mm.rotate()
+            counts["rotations"] += 1
+            rotate_at = None
+        forced = not forced
+        began = time.perf_counter()
+        result = mm.save(force=forced)
+        longest = max(longest, time.perf_counter() - began)
+        if result.reason == "busy":  # another maintainer's pass: back off a little
+            counts["busy"] += 1
+            time.sleep(0.01)
+            continue
+        counts["passes"] += 1
+        counts["compactions"] += result.compacted
+        counts["abandoned"] += result.abandoned
+    return {**counts, "longest_pass_s": longest}
+
+
 def main(argv: list[str]) -> int:
     root, config_json, command, *args = argv
     cfg = CompactionConfig(**json.loads(config_json))
@@ -106,6 +160,11 @@ def main(argv: list[str]) -> int:
         print(json.dumps(results))
     elif command == "repair":
         print(json.dumps(MemoryManager(root, cfg).repair()))
+    elif command == "soak-write":
+        print(json.dumps(soak_write(MemoryManager(root, cfg), args[0], float(args[1]))))
+    elif command == "soak-maintain":
+        at = float(args[1]) if args[1:] else None
+        print(json.dumps(soak_maintain(MemoryManager(root, cfg), float(args[0]), at)))
     elif command == "loop":
         loop(MemoryManager(root, cfg), args[0], int(args[1]), int(args[2]) if args[2:] else None)
     elif command == "rotate":
