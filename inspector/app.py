@@ -293,11 +293,13 @@ class InspectorApp(App[int]):
         self._jobs = _Jobs()
         self._want_archives = False
         self._jump_to_cut = False
+        self._stopping = threading.Event()
         self._stale: set[str] = set()
         self._watcher: MemoryWatcher | None = None
         self.actions_run: list[str] = []
         self.errors_shown: list[str] = []
         self.first_paint_ms: float | None = None
+        self.full_load_ms: float | None = None
         self._t0 = time.perf_counter()
         self.last_change_at: float | None = None
         self.last_change_applied_ms: float | None = None
@@ -390,6 +392,12 @@ class InspectorApp(App[int]):
 
     @work(thread=True, group="events", exit_on_error=False)
     def _events_worker(self, model: HotWindowModel) -> None:
+        try:
+            peek = model.peek()
+        except Exception:
+            peek = None
+        if peek is not None:
+            self.post_message(EventsPolled(peek, model))
         while True:
             try:
                 update = model.poll()
@@ -416,6 +424,8 @@ class InspectorApp(App[int]):
 
     @work(thread=True, group="plan", exit_on_error=False)
     def _plan_worker(self, model: HotWindowModel) -> None:
+        """Plans on the newest rows; on a big session re-plans at most every 2x its own cost
+        (capped at 2 s), so a busy agent does not keep a core planning."""
         while True:
             start = time.perf_counter()
             what_if = self.what_if
@@ -447,6 +457,9 @@ class InspectorApp(App[int]):
                 self.post_message(PlanMade(preview, trigger, real, model, elapsed))
             if not self._jobs.again("plan"):
                 return
+            pause = min(2.0, 2 * (time.perf_counter() - start))
+            if pause > 0.05 and self._stopping.wait(pause):
+                return
 
     def _what_if_config(self, what_if: WhatIf) -> CompactionConfig:
         changes: dict[str, int] = {}
@@ -473,7 +486,17 @@ class InspectorApp(App[int]):
             hot.set_snapshot(update.snapshot)
         if self.first_paint_ms is None:
             self.first_paint_ms = (time.perf_counter() - self._t0) * 1000
-            self.call_after_refresh(self._painted)
+        if self.full_load_ms is None and not update.snapshot.partial:
+            self.full_load_ms = (time.perf_counter() - self._t0) * 1000
+            if update.snapshot.length:
+                self.log_activity(
+                    f"loaded {update.snapshot.length:,} lines of events.jsonl in "
+                    f"{self.full_load_ms / 1000:.2f} s",
+                    "info",
+                )
+        if update.snapshot.partial:
+            self._update_header()
+            return
         if self.last_change_at is not None:
             self.last_change_applied_ms = (time.monotonic() - self.last_change_at) * 1000
         if update.reset:
@@ -491,9 +514,6 @@ class InspectorApp(App[int]):
         self._update_header()
         if update.reset or update.appended or self.preview is None:
             self.request("plan")
-
-    def _painted(self) -> None:
-        self.first_paint_done_ms = (time.perf_counter() - self._t0) * 1000
 
     @on(StatusRead)
     def _on_status_read(self, message: StatusRead) -> None:
@@ -598,7 +618,7 @@ class InspectorApp(App[int]):
             read_only=self.read_only or self.archive_id is not None,
             archived=self.archive_id is not None,
             index_error=status.index_error,
-            loading=self.first_paint_ms is None,
+            loading=self.full_load_ms is None,
         )
 
     def _watch_mode(self) -> str:
@@ -691,22 +711,25 @@ class InspectorApp(App[int]):
     # -- watcher ----------------------------------------------------------------------------
 
     def _start_watcher(self) -> None:
+        """The watcher runs until quit, so it gets its own daemon thread, not a pool worker."""
         self._watcher = MemoryWatcher(
             self.memory_dir,
             lambda change: self.post_message(FilesChanged(change)),
             poll=self.poll,
             on_error=lambda text: self.post_message(WatchError(text)),
         )
-        self._watch_worker(self._watcher)
+        threading.Thread(
+            target=self._watch_thread, args=(self._watcher,), name="inspector-watch", daemon=True
+        ).start()
 
-    @work(thread=True, group="watch", exit_on_error=False)
-    def _watch_worker(self, watcher: MemoryWatcher) -> None:
+    def _watch_thread(self, watcher: MemoryWatcher) -> None:
         try:
             watcher.run()
         except Exception as exc:
             self.post_message(WatchError(f"{type(exc).__name__}: {exc}"))
 
     def stop_background(self) -> None:
+        self._stopping.set()
         if self._watcher is not None:
             self._watcher.stop()
         with contextlib.suppress(NoMatches):
@@ -1029,6 +1052,8 @@ class InspectorApp(App[int]):
 
     def _switch_manager(self, manager: MemoryManager) -> None:
         self.manager = manager
+        self.full_load_ms = None
+        self._t0 = time.perf_counter()
         self.hot_model = HotWindowModel(manager.paths.events)
         self.preview = None
         self.trigger = None

@@ -6,25 +6,34 @@ preview, whether it is the pinned root or a synthetic split-turn event, and the 
 `tool_call` and its `tool_result`. Cumulative tokens "from the newest" come from prefix sums, so
 an append never rewrites earlier rows.
 
+Loading is cheap per row: `poll()` only appends records, prefix sums and links; a `Row` (cut
+class, capped preview, marks) is built when it is first drawn or selected (`LazyRows`). A big
+file first gets `peek()`: its newest 256 KB parsed alone, so the newest events are on screen
+while the whole file loads (row numbers and the pinned root follow with the full load).
+
 Threading: `poll()` runs in one worker thread at a time. Rows are only ever appended to the
 current lists, and a reset (a rewritten file) swaps in new lists, so a `HotWindowSnapshot`
 (lists plus a length) stays valid and consistent on the UI thread without copying 100k rows.
+The row cache is filled from the UI thread only.
 """
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import overload
 
 from core.chunks import list_pending, read_index
 from core.errors import IndexCorruptError, SessionMemoryError
 from core.events import CutClass, Event, cut_class, is_synthetic
 from core.manager import ArchiveInfo, MemoryManager
 from core.planner import CompactionPlan, PlannerConfig, plan_compaction
-from core.reader import EventTail, Record
-from core.tokens import content_text
+from core.reader import RAW_KEEP_BYTES, EventTail, Record
+from core.store import parse_event_lines
+from core.tokens import content_text, estimate_event_tokens
 from inspector.safe_text import one_line
 
 PREVIEW_CHARS = 160
@@ -125,6 +134,63 @@ def row_from_record(index: int, event_index: int | None, record: Record) -> Row:
     )
 
 
+@dataclass
+class _Lists:
+    """The rows of one generation of events.jsonl; only ever appended to."""
+
+    records: list[Record] = field(default_factory=list)
+    row_event: list[int | None] = field(default_factory=list)
+    prefix: list[int] = field(default_factory=lambda: [0])
+    events: list[Event] = field(default_factory=list)
+    event_rows: list[int] = field(default_factory=list)
+    event_tokens: list[int] = field(default_factory=list)
+    links: dict[int, int] = field(default_factory=dict)
+    open_calls: dict[str, int] = field(default_factory=dict)
+    root_row: int | None = None
+    corrupt: int = 0
+    cache: dict[int, Row] = field(default_factory=dict)
+    """Rows built so far (only the ones drawn or selected are ever built)."""
+
+
+class LazyRows(Sequence[Row]):
+    """rows[i] builds the Row of record i on first use (a 100k-row load builds ~40)."""
+
+    def __init__(self, lists: _Lists, length: int) -> None:
+        self._lists = lists
+        self._length = length
+
+    def __len__(self) -> int:
+        return self._length
+
+    def _row(self, i: int) -> Row:
+        ls = self._lists
+        row = ls.cache.get(i)
+        if row is None:
+            row = row_from_record(i, ls.row_event[i], ls.records[i])
+            if len(ls.cache) > 20_000:
+                ls.cache.clear()
+            ls.cache[i] = row
+        return row
+
+    @overload
+    def __getitem__(self, index: int) -> Row: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Row]: ...
+
+    def __getitem__(self, index: int | slice) -> Row | list[Row]:
+        if isinstance(index, slice):
+            return [self._row(i) for i in range(*index.indices(self._length))]
+        if index < 0:
+            index += self._length
+        if not 0 <= index < self._length:
+            raise IndexError(index)
+        return self._row(index)
+
+    def __iter__(self) -> Iterator[Row]:
+        return (self._row(i) for i in range(self._length))
+
+
 @dataclass(frozen=True)
 class HotWindowSnapshot:
     """A consistent view of the first `length` rows (see the module docstring)."""
@@ -137,11 +203,14 @@ class HotWindowSnapshot:
     n_events: int
     event_rows: Sequence[int]
     """event index -> row index."""
+    event_tokens: Sequence[int]
     links: dict[int, int]
     root_row: int | None
     corrupt_count: int
     generation: int
     """Bumped on every reset, so views know their row indices are stale."""
+    partial: bool = False
+    """Only the newest lines, read while the whole file loads: row numbers are not final."""
 
     @property
     def total_tokens(self) -> int:
@@ -159,8 +228,7 @@ class HotWindowSnapshot:
         return list(self.events[: self.n_events])
 
     def token_list(self) -> list[int]:
-        rows, ev_rows = self.rows, self.event_rows
-        return [rows[ev_rows[i]].tokens for i in range(self.n_events)]
+        return list(self.event_tokens[: self.n_events])
 
     def row_of_event(self, event_index: int | None) -> int | None:
         if event_index is None or not 0 <= event_index < self.n_events:
@@ -175,6 +243,7 @@ EMPTY_SNAPSHOT = HotWindowSnapshot(
     events=(),
     n_events=0,
     event_rows=(),
+    event_tokens=(),
     links={},
     root_row=None,
     corrupt_count=0,
@@ -194,16 +263,56 @@ class ModelUpdate:
     """events.jsonl does not exist (no session yet, or mid-rotation)."""
 
 
-@dataclass
-class _Lists:
-    rows: list[Row] = field(default_factory=list)
-    prefix: list[int] = field(default_factory=lambda: [0])
-    events: list[Event] = field(default_factory=list)
-    event_rows: list[int] = field(default_factory=list)
-    links: dict[int, int] = field(default_factory=dict)
-    open_calls: dict[str, int] = field(default_factory=dict)
-    root_row: int | None = None
-    corrupt: int = 0
+def _extend(ls: _Lists, records: Sequence[Record]) -> None:
+    """Append records: prefix sums, event index, root, tool links; no Row is built here."""
+    for record in records:
+        index = len(ls.records)
+        event = record.event
+        ls.records.append(record)
+        ls.prefix.append(ls.prefix[-1] + record.tokens)
+        if event is None:
+            ls.corrupt += 1
+            ls.row_event.append(None)
+            continue
+        ls.row_event.append(len(ls.events))
+        ls.events.append(event)
+        ls.event_rows.append(index)
+        ls.event_tokens.append(record.tokens)
+        if ls.root_row is None and cut_class(event) is CutClass.BOUNDARY:
+            ls.root_row = index
+        tcid = event.get("tool_call_id")
+        if isinstance(tcid, str) and tcid:
+            etype = event.get("type")
+            if etype == "tool_call":
+                ls.open_calls[tcid] = index
+            elif etype == "tool_result":
+                call = ls.open_calls.pop(tcid, None)
+                if call is not None:
+                    ls.links[call] = index
+                    ls.links[index] = call
+
+
+def _snapshot(ls: _Lists, generation: int, *, partial: bool = False) -> HotWindowSnapshot:
+    length = len(ls.records)
+    return HotWindowSnapshot(
+        rows=LazyRows(ls, length),
+        length=length,
+        prefix=ls.prefix,
+        events=ls.events,
+        n_events=len(ls.events),
+        event_rows=ls.event_rows,
+        event_tokens=ls.event_tokens,
+        links=ls.links,
+        root_row=None if partial else ls.root_row,
+        corrupt_count=ls.corrupt,
+        generation=generation,
+        partial=partial,
+    )
+
+
+PEEK_BYTES = 256 * 1024
+PEEK_ABOVE_BYTES = 4 * 1024 * 1024
+"""Files larger than this get a first paint of their newest PEEK_BYTES before the full load."""
 
 
 class HotWindowModel:
@@ -214,6 +323,48 @@ class HotWindowModel:
         self._tail = EventTail(events_path)
         self._lists = _Lists()
         self._generation = 0
+        self._loaded = False
+
+    def peek(self) -> ModelUpdate | None:
+        """Before the first full load of a big file: its newest lines, parsed on their own, so
+        the screen shows the newest events at once (numbers and the root come with the load)."""
+        if self._loaded:
+            return None
+        start = time.perf_counter()
+        try:
+            with open(self.path, "rb") as fh:
+                size = os.fstat(fh.fileno()).st_size
+                if size <= PEEK_ABOVE_BYTES:
+                    return None
+                fh.seek(size - PEEK_BYTES)
+                data = fh.read(PEEK_BYTES)
+        except OSError:
+            return None
+        first_nl = data.find(b"\n")
+        if first_nl < 0:
+            return None
+        base = size - PEEK_BYTES + first_nl + 1
+        parsed = parse_event_lines(data[first_nl + 1 :], base_offset=base, base_line=0, final=False)
+        records = [
+            Record(
+                line_no=p.line_no,
+                offset=p.offset,
+                length=p.length,
+                event=p.event,
+                error=p.error,
+                raw=p.raw[:RAW_KEEP_BYTES],
+                tokens=estimate_event_tokens(p.event) if p.event is not None else 0,
+            )
+            for p in parsed.lines
+        ]
+        ls = _Lists()
+        _extend(ls, records)
+        return ModelUpdate(
+            snapshot=_snapshot(ls, -1, partial=True),
+            reset=True,
+            appended=len(records),
+            elapsed_ms=(time.perf_counter() - start) * 1000,
+        )
 
     def poll(self) -> ModelUpdate:
         """Read what was appended since the last poll (everything after a rewrite)."""
@@ -223,59 +374,25 @@ class HotWindowModel:
             update = self._tail.poll()
             reset, records = bool(update.reset), list(update.records)
         except FileNotFoundError:
-            reset, records, missing = bool(self._lists.rows), [], True
-        if missing and self._lists.rows:
+            reset, records, missing = bool(self._lists.records), [], True
+        if missing and self._lists.records:
             reset = True
         if reset:
             self._lists = _Lists()
             self._generation += 1
-        self._extend(records)
+        _extend(self._lists, records)
+        first = not self._loaded
+        self._loaded = True
         return ModelUpdate(
             snapshot=self.snapshot(),
-            reset=reset,
+            reset=reset or first,
             appended=len(records),
             elapsed_ms=(time.perf_counter() - start) * 1000,
             missing=missing,
         )
 
-    def _extend(self, records: Sequence[Record]) -> None:
-        ls = self._lists
-        for record in records:
-            index = len(ls.rows)
-            event_index = len(ls.events) if record.event is not None else None
-            row = row_from_record(index, event_index, record)
-            if row.event is not None:
-                if ls.root_row is None and row.cut is CutClass.BOUNDARY:
-                    ls.root_row = index
-                if row.tool_call_id is not None:
-                    if row.type == "tool_call":
-                        ls.open_calls[row.tool_call_id] = index
-                    elif row.type == "tool_result":
-                        call = ls.open_calls.pop(row.tool_call_id, None)
-                        if call is not None:
-                            ls.links[call] = index
-                            ls.links[index] = call
-                ls.event_rows.append(index)
-                ls.events.append(row.event)
-            else:
-                ls.corrupt += 1
-            ls.prefix.append(ls.prefix[-1] + row.tokens)
-            ls.rows.append(row)
-
     def snapshot(self) -> HotWindowSnapshot:
-        ls = self._lists
-        return HotWindowSnapshot(
-            rows=ls.rows,
-            length=len(ls.rows),
-            prefix=ls.prefix,
-            events=ls.events,
-            n_events=len(ls.events),
-            event_rows=ls.event_rows,
-            links=ls.links,
-            root_row=ls.root_row,
-            corrupt_count=ls.corrupt,
-            generation=self._generation,
-        )
+        return _snapshot(self._lists, self._generation)
 
 
 @dataclass(frozen=True)

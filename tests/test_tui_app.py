@@ -51,11 +51,13 @@ async def settle(app: InspectorApp, pilot: Pilot[int]) -> None:
         await pilot.pause()
 
 
-async def until(pilot: Pilot[int], cond: Callable[[], bool], timeout: float = 10.0) -> None:
+async def until(pilot: Pilot[int], cond: Callable[[], bool], timeout: float = 15.0) -> None:
     deadline = time.monotonic() + timeout
     while not cond():
         if time.monotonic() > deadline:
-            raise AssertionError("condition not met before the deadline")
+            app = pilot.app
+            log = app.query_one(ActivityLog).lines_written[-8:]  # type: ignore[attr-defined]
+            raise AssertionError(f"condition not met before the deadline; activity: {log}")
         await pilot.pause(0.02)
 
 

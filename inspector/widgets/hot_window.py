@@ -402,7 +402,7 @@ class HotWindow(ScrollView, can_focus=True):
             link_text = ("→" if link > row.index else "←") + str(link)
         values = {
             "mark": mark + mark2,
-            "index": str(row.index),
+            "index": "…" if snap.partial else str(row.index),
             "id": one_line(row.event_id, 40) if not row.corrupt else f"line {row.line_no}",
             "time": _short_time(row.ts),
             "type": one_line(row.type, 40),
