@@ -712,12 +712,14 @@ class InspectorApp(App[int]):
 
     def _start_watcher(self) -> None:
         """The watcher runs until quit, so it gets its own daemon thread, not a pool worker."""
-        self._watcher = MemoryWatcher(
-            self.memory_dir,
-            lambda change: self.post_message(FilesChanged(change)),
-            poll=self.poll,
-            on_error=lambda text: self.post_message(WatchError(text)),
-        )
+
+        def changed(change: Change) -> None:
+            self.post_message(FilesChanged(change))
+
+        def failed(text: str) -> None:
+            self.post_message(WatchError(text))
+
+        self._watcher = MemoryWatcher(self.memory_dir, changed, poll=self.poll, on_error=failed)
         threading.Thread(
             target=self._watch_thread, args=(self._watcher,), name="inspector-watch", daemon=True
         ).start()

@@ -464,3 +464,27 @@ async def test_external_append_and_compaction_appear(basic: Path, poll: bool) ->
         await until(pilot, lambda: app.status.chunk_count == 2)
         await until(pilot, lambda: hot.snapshot.length == len(events_on_disk(basic)))
         assert app.query_one(StatusHeader).info.watch_mode == ("polled" if poll else "watched")
+
+
+async def test_no_color_80x24_keyboard_only(basic: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Over SSH with NO_COLOR: every state colour shows is also a mark or a word on screen."""
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = make(basic)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        assert app.no_color
+        await pilot.press("p")
+        await settle(app, pilot)
+        text = screen_text(app)
+        assert "✂ cut (token path)" in text
+        assert " + " in text and "bound" in text and "forbid" in text and "split" in text
+        await pilot.press("up")
+        assert " × " in screen_text(app)
+        await pilot.press("w")
+        await settle(app, pilot)
+        assert isinstance(app.focused, Input)
+        await pilot.press("escape")
+        assert isinstance(app.focused, HotWindow)
+        await pilot.press("7")
+        await settle(app, pilot)
+        assert app.query_one(TabbedContent).active == "activity"
