@@ -36,16 +36,22 @@ class CutClass(StrEnum):
     FORBIDDEN = "forbidden"
 
 
+def _text_field(event: Event, key: str) -> str | None:
+    """`type` / `role` as read from a file may be any JSON value; only a string counts."""
+    value = event.get(key)
+    return value if isinstance(value, str) else None
+
+
 def cut_class(event: Event) -> CutClass:
     """By type; by role only when the type is not one of the known seven."""
-    etype = event.get("type")
+    etype = _text_field(event, "type")
     if etype == "user_input":
         return CutClass.BOUNDARY
     if etype in SPLIT_ALLOWED_TYPES:
         return CutClass.SPLIT
     if etype in FORBIDDEN_TYPES:
         return CutClass.FORBIDDEN
-    role = event.get("role")
+    role = _text_field(event, "role")
     if role == "user":
         return CutClass.BOUNDARY
     if role == "assistant":
@@ -59,7 +65,7 @@ def is_turn_boundary(event: Event) -> bool:
 
 def is_ambient(event: Event) -> bool:
     """system_event / screen_context: context pulled into the hot window with the event after it."""
-    return event.get("type") in AMBIENT_TYPES
+    return _text_field(event, "type") in AMBIENT_TYPES
 
 
 def is_synthetic(event: Event) -> bool:
@@ -132,7 +138,7 @@ def _text(content: Any) -> str:
 
 def event_to_message(event: Event) -> dict[str, Any]:
     """One native chat message for one hot-window event (contract §11)."""
-    etype = event.get("type")
+    etype = _text_field(event, "type")
     if etype == "user_input":
         return {"role": "user", "content": _text(event.get("content"))}
     if etype in ("assistant_output", "role_output"):

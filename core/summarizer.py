@@ -515,7 +515,7 @@ class ExtractiveSummarizer:
         next_steps: list[str] = []
 
         for index, event in enumerate(events):
-            etype = event.get("type")
+            etype = _type_of(event)
             role = event.get("role")
             text = _event_text(event.get("content"))[:TEXT_READ_CHARS]
             if etype == "user_input" or (etype not in _KNOWN and role == "user"):
@@ -614,7 +614,7 @@ class ExtractiveSummarizer:
         last_steps: list[str] = []
         pending: list[str] = []
         for index, event in enumerate(events):
-            etype = event.get("type")
+            etype = _type_of(event)
             text = _event_text(event.get("content"))[:TEXT_READ_CHARS]
             if etype == "user_input" or (etype not in _KNOWN and event.get("role") == "user"):
                 facts.add_from(clean_text(text))
@@ -704,6 +704,12 @@ _KNOWN = frozenset(
         "screen_context",
     }
 )
+
+
+def _type_of(event: Event) -> str | None:
+    """The event's type when it is a string (a hand-edited file may hold any JSON value)."""
+    etype = event.get("type")
+    return etype if isinstance(etype, str) else None
 
 
 def _results_by_call_id(events: Sequence[Event]) -> dict[str, tuple[int, Event]]:
