@@ -616,3 +616,28 @@ def test_session_missing_while_the_archive_exists(tmp_path: Path) -> None:
         assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
     assert tree(archived) == before, "an archived session is never written"
     assert_each_once(root, ids)
+
+
+def test_type_role_and_id_of_the_wrong_json_type_in_the_file(tmp_path: Path) -> None:
+    """A hand-edited line may hold any JSON value in any field: it is an event of unknown
+    type (cut class by role, else forbidden), never a crash of status, plan, prompt or a pass."""
+    root = tmp_path / "memory"
+    _mm, ids = seeded_root(root)
+    odd = [
+        {"id": "t-list", "type": [], "role": {"r": 1}, "content": "list type"},
+        {"id": "t-obj", "type": {"a": [1]}, "role": "user", "content": "object type, user"},
+        {"id": "t-num", "type": 7, "role": None, "content": "number type"},
+        {"id": 12, "type": "assistant_output", "content": "numeric id"},
+    ]
+    _insert_lines(root, b"".join(json.dumps(e).encode() + b"\n" for e in odd))
+    for command in [*READING, "status --json", "plan --json", "compact --force", "repair"]:
+        run = run_cli(root, *command.split())
+        assert run.returncode == 0 and "Traceback" not in run.stderr, (command, run.stderr)
+    stored = read_jsonl(root / "session" / "events.jsonl") + [
+        e for c in (root / "session" / "chunks").glob("chunk_*.jsonl") for e in read_jsonl(c)
+    ]
+    for event in odd:
+        assert sum(1 for e in stored if e.get("content") == event["content"]) == 1
+    renamed = [e["id"] for e in stored if (e.get("meta") or {}).get("original_id") == 12]
+    assert len(renamed) == 1, "a non-string id is replaced and kept in meta.original_id"
+    assert_each_once(root, [*ids, "t-list", "t-obj", "t-num", *renamed])
