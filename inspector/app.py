@@ -157,11 +157,14 @@ class PlanMade(Message):
 
 
 class ActionFinished(Message):
-    def __init__(self, name: str, text: str, *, ok: bool = True) -> None:
+    """An action (or a background read, `refresh=False`) finished or failed."""
+
+    def __init__(self, name: str, text: str, *, ok: bool = True, refresh: bool = True) -> None:
         super().__init__()
         self.name = name
         self.text = text
         self.ok = ok
+        self.refresh = refresh
 
 
 class FilesChanged(Message):
@@ -294,6 +297,7 @@ class InspectorApp(App[int]):
         self._want_archives = False
         self._jump_to_cut = False
         self._stopping = threading.Event()
+        self._last_error: dict[str, str] = {}
         self._stale: set[str] = set()
         self._watcher: MemoryWatcher | None = None
         self.actions_run: list[str] = []
@@ -368,9 +372,13 @@ class InspectorApp(App[int]):
         with contextlib.suppress(NoMatches):
             self.query_one("#log", ActivityLog).record(text, level)
 
-    def show_error(self, where: str, text: str) -> None:
-        """Activity log + one-line notification, untrusted text shown literally."""
+    def show_error(self, where: str, text: str, *, repeat: bool = True) -> None:
+        """Activity log + one-line notification, untrusted text shown literally. With
+        `repeat=False` (background reads) the same error is not shown again until it changes."""
         line = one_line(f"{where}: {text}", 300)
+        if not repeat and self._last_error.get(where) == line:
+            return
+        self._last_error[where] = line
         self.errors_shown.append(line)
         self.log_activity(line, "error")
         self.notify(line, severity="error", markup=False, timeout=8)
@@ -402,7 +410,7 @@ class InspectorApp(App[int]):
             try:
                 update = model.poll()
             except Exception as exc:
-                self.post_message(ActionFinished("read events", f"{exc}", ok=False))
+                self.post_message(ActionFinished("read events", f"{exc}", ok=False, refresh=False))
             else:
                 self.post_message(EventsPolled(update, model))
             if not self._jobs.again("events"):
@@ -416,7 +424,7 @@ class InspectorApp(App[int]):
             try:
                 status = read_light_status(manager, include_archives=archives)
             except Exception as exc:
-                self.post_message(ActionFinished("read status", f"{exc}", ok=False))
+                self.post_message(ActionFinished("read status", f"{exc}", ok=False, refresh=False))
             else:
                 self.post_message(StatusRead(status, manager))
             if not self._jobs.again("status"):
@@ -451,7 +459,7 @@ class InspectorApp(App[int]):
                     model=status.model,
                 )
             except Exception as exc:
-                self.post_message(ActionFinished("plan", f"{exc}", ok=False))
+                self.post_message(ActionFinished("plan", f"{exc}", ok=False, refresh=False))
             else:
                 elapsed = (time.perf_counter() - start) * 1000
                 self.post_message(PlanMade(preview, trigger, real, model, elapsed))
@@ -523,7 +531,7 @@ class InspectorApp(App[int]):
         if status.archives is None:
             status = LightStatus(**{**status.__dict__, "archives": self.status.archives})
         for error in status.errors:
-            self.show_error("status", error)
+            self.show_error("status", error, repeat=False)
         prev = self.status
         self.status = status
         key = (status.last_prompt_tokens, status.run_started_at)
@@ -563,8 +571,8 @@ class InspectorApp(App[int]):
             self.log_activity(f"{message.name}: {message.text}", "action")
             self.notify(one_line(f"{message.name}: {message.text}", 200), markup=False)
         else:
-            self.show_error(message.name, message.text)
-        if not self.watch_files:
+            self.show_error(message.name, message.text, repeat=message.refresh)
+        if message.refresh and not self.watch_files:
             self.reload_all()
         self.refresh_bindings()
 

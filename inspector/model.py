@@ -469,6 +469,9 @@ def read_light_status(manager: MemoryManager, *, include_archives: bool) -> Ligh
             run_started = state.run_started_at
         except SessionMemoryError as exc:
             errors.append(str(exc))
+        # The store reads a damaged state.json as a fresh state and says so in its warnings.
+        errors.extend(manager.store.warnings)
+        manager.store.warnings.clear()
     chunk_count, index_error = 0, None
     try:
         chunk_count = len(read_index(paths).entries)

@@ -225,3 +225,19 @@ async def test_memory_root_that_does_not_exist_yet(tmp_path: Path) -> None:
             await pilot.pause(0.05)
         assert app.query_one(HotWindow).snapshot.length == 1
     assert not os.path.exists(tmp_path / "fresh" / "session" / "corrupt.jsonl")
+
+
+async def test_unreadable_state_json_is_reported_once_not_in_a_loop(tmp_path: Path) -> None:
+    root = build_basic(tmp_path / "m")
+    (root / "session" / "state.json").write_text("{ not json [@click=app.quit]x[/]", "utf-8")
+    app = make(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.reload_all()
+        await settle(app, pilot)
+        app.reload_all()
+        await settle(app, pilot)
+        errors = [e for e in app.errors_shown if e.startswith("status:")]
+        assert len(errors) == 1, app.errors_shown
+        assert app.query_one(HotWindow).snapshot.length == 23
+        assert app.is_running and app.actions_run == []
