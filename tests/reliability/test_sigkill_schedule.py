@@ -136,6 +136,7 @@ def test_seeded_sigkill_schedule(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1200)
 def test_seeded_sigkill_schedule_full(tmp_path: Path) -> None:
     log = run_schedule(tmp_path, kills=200, seed=2026)
     assert log.killed_in["pass"] > 0, "some kills landed inside a pass"

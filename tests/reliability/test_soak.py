@@ -94,5 +94,6 @@ def test_soak_bounded(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1200)
 def test_soak_full(tmp_path: Path) -> None:
     soak(tmp_path, seconds=300, writers=4, maintainers=3)
