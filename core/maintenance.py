@@ -1,9 +1,16 @@
 """The two-phase maintenance pass and crash recovery (design: Flow, Concurrency; contract §8).
 
-A pass holds the session lock only to read a snapshot, to write its pending evidence and to
-commit; planning and summarising run without it, so appends never wait for a summarizer.
-Before the commit the pass checks that events.jsonl still begins with its snapshot (else it
-abandons); events appended meanwhile are carried over after the retained hot window.
+A pass holds the session lock only to pin a snapshot, to publish its pending evidence and to
+commit; reading, planning, summarising and writing the new files run without it, so appends
+never wait for a summarizer or for the bulk of the I/O. Under the lock the pass only opens
+events.jsonl at its current size (`SessionStore.pin_events`); it parses those bytes after
+releasing it. Every file it will publish is written and fsynced beforehand as a temporary file
+beside its target (it holds the maintenance slot, so no other pass or repair writes them), and
+the commit is a series of renames plus the few events appended meanwhile: the prefix check
+is O(1) (the pinned inode and a digest of the snapshot's end), and the chunk file is a hard link
+of the pending evidence, not a second copy. Before the commit the pass checks that events.jsonl
+still begins with its snapshot (else it abandons); events appended meanwhile are carried over
+after the retained hot window.
 
 Crash safety: the pending evidence (`chunks/pending/<id>.jsonl` + `.meta.json`) is written
 before events.jsonl loses anything, and its sidecar records the chunk id and summary before
@@ -14,15 +21,19 @@ events are all still in the hot window.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import secrets
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from core.atomic import TEMP_NAME_RE, atomic_write_text
+from core.atomic import TEMP_NAME_RE, atomic_write_text, fsync_dir
 from core.chunks import (
     ChunkEntry,
+    _events_bytes,
     delete_pending,
     list_chunk_files,
     list_pending,
@@ -30,16 +41,18 @@ from core.chunks import (
     next_chunk_id,
     read_chunk_events,
     read_index,
+    render_index,
     write_chunk_file,
     write_index,
-    write_pending,
 )
 from core.config import CompactionConfig
-from core.errors import ChunkIdError, StoreError
+from core.errors import ChunkIdError, SessionMemoryError, StoreError
 from core.events import Event, new_event_id, now_ts
 from core.faults import fault_point
+from core.paths import MemoryPaths
 from core.planner import CompactionPlan, plan_compaction
-from core.store import SessionStore
+from core.scrub import strip_screenshot_data
+from core.store import EventsSnapshot, SessionState, SessionStore, serialize_event
 from core.summaries import render_summary
 from core.summarizer import (
     ExtractiveSummarizer,
@@ -156,13 +169,62 @@ def _run_pass_locked(
         store.ensure_session()
         recovered = recover_locked(store, config)
         state = store.read_state()
-        snap = store.read_events(locked=True)
-        if normalize_ids(snap.events):
-            store.replace_events(snap.events, quarantine=snap.corrupt)
-            recovered["ids_assigned"] = recovered.get("ids_assigned", 0) + 1
-            snap = store.read_events(locked=True)
-        entries = read_index(paths).entries
+        pin = store.pin_events()
     timings["lock_read"] = _ms(t)
+    t = time.perf_counter()
+    snap = store.read_pinned(pin) if pin is not None else None
+    if snap is None or normalize_ids(snap.events):
+        if snap is not None:
+            snap.close()
+        with store.lock():
+            fixed = store.read_events(locked=True)
+            if normalize_ids(fixed.events):
+                store.replace_events(fixed.events, quarantine=fixed.corrupt)
+                recovered["ids_assigned"] = recovered.get("ids_assigned", 0) + 1
+            pin = store.pin_events()
+        if pin is None:
+            raise StoreError(f"{paths.events} vanished during the pass")
+        snap = store.read_pinned(pin)
+    try:
+        return _pass_on_snapshot(
+            store,
+            config,
+            summarizer,
+            snap,
+            state,
+            recovered,
+            timings,
+            t_total=t_total,
+            t_read=t,
+            force=force,
+            prompt_tokens=prompt_tokens,
+            model=model,
+            focus=focus,
+        )
+    finally:
+        snap.close()
+
+
+def _pass_on_snapshot(
+    store: SessionStore,
+    config: CompactionConfig,
+    summarizer: Summarizer,
+    snap: EventsSnapshot,
+    state: SessionState,
+    recovered: dict[str, int],
+    timings: dict[str, float],
+    *,
+    t_total: float,
+    t_read: float,
+    force: bool,
+    prompt_tokens: int | None,
+    model: str | None,
+    focus: str | None,
+) -> PassResult:
+    paths = store.paths
+    index_key = _stat_key(paths.index)
+    entries = read_index(paths).entries
+    timings["read"] = _ms(t_read)
 
     t = time.perf_counter()
     pt = prompt_tokens if prompt_tokens is not None else state.last_prompt_tokens
@@ -205,9 +267,37 @@ def _run_pass_locked(
         "trigger": decision.trigger,
     }
     t = time.perf_counter()
+    pending_path = paths.pending_file(pending_id)
+    meta_path = paths.pending_meta_file(pending_id)
+    paths.ensure_inside_root(paths.pending_dir)
+    paths.pending_dir.mkdir(parents=True, exist_ok=True)
+    staged: list[Path] = []
+    try:
+        evidence = snap.lines_of(plan.compacted_indices())
+        if evidence is None:
+            evidence = _events_bytes(compacted, f"pending {pending_id}")
+        staged.append(_stage(pending_path, evidence))
+        staged.append(_stage(meta_path, _meta_bytes(pending_meta, meta_path)))
+    except StoreError:
+        _discard(staged)
+        if not _rotated(store, state):
+            raise
+        return _abandon(result, "abandoned: the session was rotated during the pass", t_total)
+    timings["stage_pending"] = _ms(t)
+    t = time.perf_counter()
     with store.lock():
-        write_pending(paths, pending_id, compacted, pending_meta)
+        if store.read_state().session_id != state.session_id:
+            _discard(staged)
+            return _abandon(result, "abandoned: the session was rotated during the pass", t_total)
+        try:
+            _publish(staged[0], pending_path)
+            fault_point("between_pending_writes")
+            _publish(staged[1], meta_path)
+        except BaseException:
+            _discard(staged)
+            raise
     timings["lock_pending"] = _ms(t)
+    fsync_dir(paths.pending_dir)
     fault_point("after_pending_write")
 
     t = time.perf_counter()
@@ -244,82 +334,141 @@ def _run_pass_locked(
     fault_point("after_summarize")
 
     t = time.perf_counter()
-    with store.lock():
+    taken = {e.chunk_id for e in entries} | set(list_chunk_files(paths))
+    chunk_id = next_chunk_id(taken)
+    cut = plan.cut_index
+    head: list[Event] = []
+    if plan.pinned_root_index is not None:
+        head.append(events[plan.pinned_root_index])
+    if prefix_text is not None:
+        head.append(
+            {
+                "id": new_event_id(),
+                "type": "system_event",
+                "role": "system",
+                "content": prefix_text,
+                "ts": now_ts(),
+                "meta": {"synthetic": SYNTHETIC_KIND, "chunk_id": chunk_id},
+            }
+        )
+    retained_tokens = sum(estimate_event_tokens(e) for e in head) + sum(snap.tokens[cut:])
+    cut_meta: dict[str, Any] = {
+        "first_kept_event_id": events[cut].get("id"),
+        "tokens_before": sum(snap.tokens),
+        "kept_tokens_estimate": retained_tokens,
+    }
+    if plan.is_split_turn:
+        cut_meta["is_split_turn"] = True
+        cut_meta["turn_start_event_id"] = plan.turn_start_event_id
+    entry = ChunkEntry(
+        chunk_id=chunk_id,
+        created_at=now_ts()[:19] + "Z",
+        event_count=len(compacted),
+        first_event_id=compacted[0].get("id"),
+        last_event_id=compacted[-1].get("id"),
+        summary=chunk_summary,
+        cut_meta=cut_meta,
+        extra={"summary_backend": backend, "path": plan.path, "trigger": decision.trigger},
+    )
+    pending_meta.update(
+        state="committing",
+        chunk_id=chunk_id,
+        summary=chunk_summary,
+        entry=entry.to_dict(),
+    )
+    new_entries = [*entries, entry]
+    rendered = render_summary(
+        [(e.chunk_id, e.summary) for e in new_entries],
+        summary_max_chunks=config.summary_max_chunks,
+        max_rolling_summary_lines=config.max_rolling_summary_lines,
+    )
+    paths.ensure_inside_root(paths.chunks_dir)
+    retained = snap.lines_of(range(cut, len(events)))
+    if retained is None:
+        retained = b"".join(
+            serialize_event(strip_screenshot_data(e), f"hot-window event {i}")
+            for i, e in enumerate(events[cut:], 1)
+        )
+    hot_head = (
+        b"".join(
+            serialize_event(strip_screenshot_data(e), f"hot-window event {i}")
+            for i, e in enumerate(head, 1)
+        )
+        + retained
+    )
+    stage: dict[str, Path] = {}
+    try:
+        stage["meta"] = _stage(meta_path, _meta_bytes(pending_meta, meta_path))
+        stage["events"] = _stage(paths.events, hot_head)
+        stage["index"] = _stage(paths.index, render_index(new_entries).encode("utf-8"))
+        stage["summary"] = _stage(paths.summary, rendered.summary_md.encode("utf-8"))
+        if rendered.archive_md or paths.summary_archive.exists():
+            stage["archive"] = _stage(paths.summary_archive, rendered.archive_md.encode("utf-8"))
+    except StoreError:
+        _discard(list(stage.values()))
+        if not _rotated(store, state):
+            raise
+        with store.lock():
+            delete_pending(paths, pending_id)
+        return _abandon(result, "abandoned: the session was rotated during the pass", t_total)
+    except BaseException:
+        _discard(list(stage.values()))
+        raise
+    timings["stage_commit"] = _ms(t)
+
+    t = time.perf_counter()
+    with store.lock(), _discarding(stage):
         current = store.read_state()
         if current.session_id != state.session_id or not paths.events.exists():
+            _discard(list(stage.values()))
             delete_pending(paths, pending_id)
             return _abandon(result, "abandoned: the session was rotated during the pass", t_total)
         still, appended = store.snapshot_still_prefix(snap)
         if not still:
+            _discard(list(stage.values()))
             delete_pending(paths, pending_id)
             return _abandon(
                 result, "abandoned: events.jsonl was rewritten by another process", t_total
             )
+        if _stat_key(paths.index) != index_key:
+            # Not expected (only the holder of the maintenance slot writes the index): render
+            # it again from what is on disk now rather than publish a stale one.
+            os.unlink(stage["index"])
+            entries = read_index(paths).entries
+            new_entries = [*entries, entry]
+            stage["index"] = _stage(paths.index, render_index(new_entries).encode("utf-8"))
         tail = store.parse_event_lines(
             appended,
             base_offset=snap.size,
             base_line=snap.next_line,
             final=True,
         )
-        entries = read_index(paths).entries
-        taken = {e.chunk_id for e in entries} | set(list_chunk_files(paths))
-        chunk_id = next_chunk_id(taken)
-
-        cut = plan.cut_index
-        kept: list[Event] = []
-        if plan.pinned_root_index is not None:
-            kept.append(events[plan.pinned_root_index])
-        if prefix_text is not None:
-            kept.append(
-                {
-                    "id": new_event_id(),
-                    "type": "system_event",
-                    "role": "system",
-                    "content": prefix_text,
-                    "ts": now_ts(),
-                    "meta": {"synthetic": SYNTHETIC_KIND, "chunk_id": chunk_id},
-                }
-            )
-        kept.extend(events[cut:])
-        kept.extend(tail.events)
-        kept_tokens = sum(estimate_event_tokens(e) for e in kept)
-
-        cut_meta: dict[str, Any] = {
-            "first_kept_event_id": events[cut].get("id"),
-            "tokens_before": sum(snap.tokens),
-            "kept_tokens_estimate": kept_tokens,
-        }
-        if plan.is_split_turn:
-            cut_meta["is_split_turn"] = True
-            cut_meta["turn_start_event_id"] = plan.turn_start_event_id
-        entry = ChunkEntry(
-            chunk_id=chunk_id,
-            created_at=now_ts()[:19] + "Z",
-            event_count=len(compacted),
-            first_event_id=compacted[0].get("id"),
-            last_event_id=compacted[-1].get("id"),
-            summary=chunk_summary,
-            cut_meta=cut_meta,
-            extra={"summary_backend": backend, "path": plan.path, "trigger": decision.trigger},
-        )
-        pending_meta.update(
-            state="committing",
-            chunk_id=chunk_id,
-            summary=chunk_summary,
-            entry=entry.to_dict(),
-        )
-        write_pending(paths, pending_id, compacted, pending_meta)
+        _publish(stage.pop("meta"), meta_path)
         fault_point("after_pending_commit")
 
-        store.replace_events(kept, quarantine=[*snap.corrupt, *tail.corrupt])
+        if tail.events:
+            _append_fsync(
+                stage["events"],
+                b"".join(
+                    serialize_event(strip_screenshot_data(e), f"appended event {i}")
+                    for i, e in enumerate(tail.events, 1)
+                ),
+            )
+        store.quarantine([*snap.corrupt, *tail.corrupt])
+        _publish(stage.pop("events"), paths.events)
         fault_point("after_events_replace")
-        write_chunk_file(paths, chunk_id, compacted)
+        _link_chunk(paths, pending_path, chunk_id, compacted)
         fault_point("after_chunk_write")
-        entries.append(entry)
-        write_index(paths, entries)
+        _publish(stage.pop("index"), paths.index)
         fault_point("after_index_write")
-        write_summaries(store, config, entries)
+        _publish(stage.pop("summary"), paths.summary)
+        fault_point("between_summary_writes")
+        if "archive" in stage:
+            _publish(stage.pop("archive"), paths.summary_archive)
         fault_point("after_summaries_write")
+        kept_count = len(head) + len(events) - cut + len(tail.events)
+        kept_tokens = retained_tokens + sum(estimate_event_tokens(e) for e in tail.events)
+        fsync_dir(paths.chunks_dir)
         _after_compaction_state(store, kept_tokens)
         fault_point("after_state_write")
         delete_pending(paths, pending_id)
@@ -328,13 +477,115 @@ def _run_pass_locked(
 
     result.compacted = True
     result.chunk_id = chunk_id
-    result.kept_event_count = len(kept)
+    result.kept_event_count = kept_count
     result.compacted_event_count = len(compacted)
     result.carried_over_count = len(tail.events)
     result.quarantined_count = len(snap.corrupt) + len(tail.corrupt)
     result.summary_backend = backend
     result.is_split_turn = plan.is_split_turn
     return result
+
+
+def _rotated(store: SessionStore, state: SessionState) -> bool:
+    """Whether the session the pass started on is no longer the active one."""
+    try:
+        return store.read_state().session_id != state.session_id
+    except SessionMemoryError:
+        return True
+
+
+def _stat_key(path: Path) -> tuple[int, int, int, int] | None:
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _meta_bytes(meta: dict[str, Any], where: Path) -> bytes:
+    """A pending sidecar as `write_pending` writes it."""
+    try:
+        return (json.dumps(meta, ensure_ascii=False, indent=2, allow_nan=False) + "\n").encode(
+            "utf-8"
+        )
+    except UnicodeEncodeError:
+        return (json.dumps(meta, indent=2, allow_nan=False) + "\n").encode("ascii")
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise StoreError(f"cannot write {where}: meta is not JSON ({exc})") from exc
+
+
+def _stage(target: Path, data: bytes) -> Path:
+    """`data` in a temporary file beside `target` (the name `atomic_write_bytes` uses, so
+    recovery sweeps one a crash left), written and fsynced: publishing it is one rename."""
+    tmp = target.parent / f".{target.name}.{secrets.token_hex(6)}.tmp"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise StoreError(f"cannot write {target}: {exc.strerror or exc}") from exc
+    return tmp
+
+
+def _append_fsync(tmp: Path, data: bytes) -> None:
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise StoreError(f"cannot write {tmp}: {exc.strerror or exc}") from exc
+
+
+def _publish(tmp: Path, target: Path) -> None:
+    """Rename a staged file over its target (caller holds the session lock; the folder is
+    fsynced later in the commit)."""
+    try:
+        os.replace(tmp, target)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise StoreError(f"cannot write {target}: {exc.strerror or exc}") from exc
+
+
+def _discard(staged: Sequence[Path]) -> None:
+    for tmp in staged:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
+@contextlib.contextmanager
+def _discarding(stage: dict[str, Path]) -> Iterator[None]:
+    """Remove what is still staged when the commit stops half way (published files are
+    popped from `stage` as they go)."""
+    try:
+        yield
+    except BaseException:
+        _discard(list(stage.values()))
+        raise
+
+
+def _link_chunk(
+    paths: MemoryPaths, pending_path: Path, chunk_id: str, compacted: Sequence[Event]
+) -> None:
+    """The chunk file is the pending evidence (the same bytes): a hard link, no second copy.
+    Where links are not supported the events are written again."""
+    target = paths.chunk_file(chunk_id)
+    try:
+        os.link(pending_path, target, follow_symlinks=False)
+    except OSError:
+        write_chunk_file(paths, chunk_id, compacted)
 
 
 def normalize_ids(events: list[Event]) -> bool:
@@ -414,6 +665,8 @@ def recover_locked(store: SessionStore, config: CompactionConfig) -> dict[str, i
         return counts
     entries = read_index(paths).entries
     indexed = {e.chunk_id for e in entries}
+    if not pending and chunk_files <= indexed:
+        return counts
     consumed_pending = {
         str(e.extra.get("source_pending_id")) for e in entries if e.extra.get("source_pending_id")
     }
@@ -527,7 +780,9 @@ def recovered_entry(
 
 def _sweep_temp_files(store: SessionStore) -> int:
     """Remove temporary files of atomic writes that died before their rename. Every atomic
-    write under session/ holds the session lock, which the caller holds: none is in progress."""
+    write under session/ holds the session lock, and a pass stages its files holding the
+    maintenance slot; the caller holds both (a rotation sweeps only with the slot free), so
+    none is in progress."""
     paths = store.paths
     removed = 0
     for folder in (paths.session, paths.chunks_dir, paths.pending_dir):

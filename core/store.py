@@ -302,10 +302,66 @@ class EventsSnapshot:
     partial_tail: bytes = b""
     next_line: int = 1
     """Line number the first line after `size` bytes has (for parsing appended bytes)."""
+    pinned: PinnedEvents | None = None
+    """Set by `read_pinned`: the open file the snapshot was read from (see PinnedEvents)."""
+    end_digest: bytes = b""
+    """Digest of the last END_CHECK_BYTES bytes of the snapshot (with `pinned`)."""
+    raw: bytes = b""
+    """The bytes the events were parsed from (with `pinned`), so their lines can be copied
+    verbatim instead of serialized again."""
+    spans: list[tuple[int, int]] | None = None
+    """For each event, (offset, length) of its line in `raw`, newline included."""
+
+    def lines_of(self, indices: Sequence[int]) -> bytes | None:
+        """The stored lines of these events as they are in `raw`; None when any of them
+        would be written differently (a screenshot payload still to scrub) or there is no
+        `raw`: then serialize the events instead."""
+        if self.spans is None:
+            return None
+        raw, spans, events = self.raw, self.spans, self.events
+        parts: list[bytes] = []
+        for i in indices:
+            event = events[i]
+            if event.get("type") == "tool_result" and strip_screenshot_data(event) is not event:
+                return None
+            offset, length = spans[i]
+            parts.append(raw[offset : offset + length])
+        return b"".join(parts)
 
     @property
     def event_count(self) -> int:
         return len(self.events)
+
+    def close(self) -> None:
+        """Release the pinned file, if any (the snapshot stays usable as data)."""
+        if self.pinned is not None:
+            self.pinned.close()
+
+
+END_CHECK_BYTES = 64 * 1024
+
+
+@dataclass
+class PinnedEvents:
+    """events.jsonl held open at a size taken under the lock.
+
+    While the descriptor is open its inode cannot be freed, so it cannot be reused: at commit,
+    "the path still names this inode" proves no rewrite (every rewrite is an atomic replace,
+    a new inode), and a digest of the snapshot's last bytes catches an in-place truncate and
+    rewrite. That makes the pass's prefix check O(1) instead of hashing the whole snapshot
+    under the lock, and lets the snapshot itself be read and parsed without the lock.
+    """
+
+    fd: int
+    size: int
+    device: int
+    inode: int
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+            self.fd = -1
 
 
 def _empty_snapshot() -> EventsSnapshot:
@@ -705,13 +761,90 @@ class SessionStore:
             next_line=parsed.next_line,
         )
 
+    def pin_events(self) -> PinnedEvents | None:
+        """Open events.jsonl at its current size (caller holds the lock); None when missing.
+
+        Everything up to that size is whole lines of finished appends (appends write whole
+        lines under the lock), so the pinned bytes can be read later without the lock.
+        """
+        self._require_lock("pin_events")
+        self.paths.ensure_inside_root()
+        path = self.paths.events
+        try:
+            fd = open_no_symlink(path, os.O_RDONLY)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise StoreError(f"cannot read {path}: {_reason(exc)}") from exc
+        try:
+            st = os.fstat(fd)
+        except OSError as exc:
+            os.close(fd)
+            raise StoreError(f"cannot read {path}: {_reason(exc)}") from exc
+        return PinnedEvents(fd=fd, size=st.st_size, device=st.st_dev, inode=st.st_ino)
+
+    def read_pinned(self, pinned: PinnedEvents) -> EventsSnapshot:
+        """Parse the pinned bytes (no lock needed) into a snapshot that keeps the pin.
+
+        As with `read_events(locked=True)`, an unterminated last line is corrupt: under the lock
+        it can only be a crashed writer's leftover. The caller closes the snapshot.
+        """
+        path = self.paths.events
+        try:
+            data = _pread_all(pinned.fd, pinned.size, 0)
+        except OSError as exc:
+            raise StoreError(f"cannot read {path}: {_reason(exc)}") from exc
+        parsed = parse_event_lines(data, final=True)
+        events = parsed.events
+        spans = [(p.offset, p.length) for p in parsed.lines if p.event is not None]
+        end = data[max(0, parsed.consumed - END_CHECK_BYTES) : parsed.consumed]
+        return EventsSnapshot(
+            events=events,
+            tokens=[estimate_event_tokens(e) for e in events],
+            corrupt=parsed.corrupt,
+            size=parsed.consumed,
+            inode=pinned.inode,
+            digest=b"",
+            partial_tail=parsed.tail,
+            next_line=parsed.next_line,
+            pinned=pinned,
+            end_digest=hashlib.blake2b(end, digest_size=_DIGEST_SIZE).digest(),
+            raw=data,
+            spans=spans,
+        )
+
+    def _pinned_still_prefix(self, snap: EventsSnapshot, pin: PinnedEvents) -> tuple[bool, bytes]:
+        path = self.paths.events
+        try:
+            fd = open_no_symlink(path, os.O_RDONLY)
+        except FileNotFoundError:
+            return False, b""
+        except OSError as exc:
+            raise StoreError(f"cannot read {path}: {_reason(exc)}") from exc
+        try:
+            st = os.fstat(fd)
+            if (st.st_dev, st.st_ino) != (pin.device, pin.inode) or st.st_size < snap.size:
+                return False, b""
+            start = max(0, snap.size - END_CHECK_BYTES)
+            end = _pread_all(fd, snap.size - start, start)
+            if hashlib.blake2b(end, digest_size=_DIGEST_SIZE).digest() != snap.end_digest:
+                return False, b""
+            return True, _pread_all(fd, st.st_size - snap.size, snap.size)
+        except OSError as exc:
+            raise StoreError(f"cannot read {path}: {_reason(exc)}") from exc
+        finally:
+            os.close(fd)
+
     def snapshot_still_prefix(self, snap: EventsSnapshot) -> tuple[bool, bytes]:
         """Whether events.jsonl still begins with `snap`'s bytes, and what was appended since.
 
         The prefix is compared by digest, not by inode: inode numbers are reused after a
-        rewrite, so an equal inode proves nothing. Caller holds the lock.
+        rewrite, so an equal inode proves nothing — unless the snapshot pins the file open
+        (`read_pinned`), which keeps its inode from being reused. Caller holds the lock.
         """
         self._require_lock("snapshot_still_prefix")
+        if snap.pinned is not None and snap.pinned.fd >= 0:
+            return self._pinned_still_prefix(snap, snap.pinned)
         path = self.paths.events
         try:
             with os.fdopen(open_no_symlink(path, os.O_RDONLY), "rb") as fh:
@@ -808,12 +941,27 @@ class SessionStore:
         return sum(1 for line in data.split(b"\n") if line.strip())
 
 
+def _pread_all(fd: int, length: int, offset: int) -> bytes:
+    """Exactly `length` bytes at `offset` (fewer only at end of file)."""
+    parts: list[bytes] = []
+    while length > 0:
+        block = os.pread(fd, min(length, 1 << 30), offset)
+        if not block:
+            break
+        parts.append(block)
+        offset += len(block)
+        length -= len(block)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
 __all__ = [
+    "END_CHECK_BYTES",
     "MAX_EVENT_BYTES",
     "CorruptLine",
     "EventsSnapshot",
     "ParsedLine",
     "ParsedLines",
+    "PinnedEvents",
     "SessionState",
     "SessionStore",
     "new_session_id",
