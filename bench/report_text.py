@@ -1,12 +1,158 @@
-"""The prose of docs/PERFORMANCE.md: how each figure is measured, and why a target is missed."""
+"""The prose of docs/PERFORMANCE.md: how each figure is measured, and why a target is missed.
+
+`ANALYSIS[key]` is printed under "Targets not met" only when that key missed its target in the
+run that wrote the file; it says what costs the time and which design levers were tried.
+"""
 
 from __future__ import annotations
 
 METHOD: list[str] = [
     "## How each figure is measured",
     "",
-    "See the docstring of each module in `bench/` for the details.",
+    "Data lives in fresh folders under /tmp, removed afterwards. Events are ~1 KB each (turns",
+    "of user_input, tool_call, tool_result, assistant_output; one in five with Chinese text),",
+    "written exactly as the store writes them. Each module of `bench/` says more in its",
+    "docstring.",
+    "",
+    "- **append during a pass** (`bench/locking.py`, `bench/appender.py`): a second process",
+    "  appends through `MemoryManager.append` on an open-loop Poisson schedule (500/s); each",
+    "  latency is measured from the append's *intended* start, so an append that was due while",
+    "  an earlier one waited counts its wait (no coordinated omission). Meanwhile this process",
+    "  runs one pass over a 10k-event hot window with a summarizer that sleeps 1 s per call (a",
+    "  split-turn cut makes two calls). p99 over the appends due while the pass ran. The",
+    "  baseline is the same pass on the same store with the session lock held from start to",
+    "  end (`with store.lock(): manager.save()`), i.e. a one-phase design.",
+    "- **lock hold**: the session lock's process-level acquire/release is wrapped (a bench-only",
+    "  patch of `core.store._ProcessLock`); every hold of every pass is recorded, 10 passes",
+    "  (3 with --quick) each over a fresh 10k-event window; p99 of the holds.",
+    "- **pass** (`bench/passes.py`): `MemoryManager.save()` with a no-op summarizer on N events,",
+    "  default config (count trigger, the token path keeps the newest ~20k tokens, so nearly all",
+    "  N are compacted). Baseline on the same bytes in the same run: read events.jsonl,",
+    "  `json.loads` every line, `json.dumps` every event (the store's options) and write +",
+    "  fsync one file.",
+    "  Medians over repetitions (1k: 9, 10k: 5, 100k: 3; quick: 5/3/1).",
+    "- **append at 100k** (`bench/appends.py`): median of single `MemoryManager.append` calls on",
+    "  a 100k-event (99 MB) events.jsonl.",
+    "- **estimate** (`bench/estimate.py`): `estimate_tokens` over 400-character pieces of mixed",
+    "  English/Chinese text (10 MB; 2 MB quick), best of three.",
+    "- **recall** (`bench/recall.py`): 1,000 chunk files of 100 events (~400 bytes each) and an",
+    "  index.yaml with a summary per chunk; ten queries (rare and common words, a file path,",
+    "  Chinese); the first query builds the BM25 index (reported as `cold_first_query_ms`), the",
+    "  figure is the median of the following queries on the same manager.",
+    "- **TUI** (`bench/tui.py`, `bench/tui_child.py`, `bench/tui_appender.py`): each figure in a",
+    "  fresh process running `create_app(...)` headless (`App.run_test`, 160×48) with the real",
+    '  watcher on a 100k-event session. A frame "shows" an event when `HotWindow.render_line`',
+    "  draws that event's row (a bench-only wrapper). First paint: from `create_app` to the frame",
+    "  with the newest event. RSS: VmRSS one second later. Append → screen: another process calls",
+    "  `MemoryManager.append`; from the start of that call to the frame with the row",
+    "  (time.monotonic is one clock for all processes). Loop lag: an asyncio heartbeat every",
+    "  20 ms in the app's loop records how late it wakes while another process appends 1,000",
+    "  events/s for 10 s (3 s with --quick).",
+    "- **peer** (`bench/peer.py`): per-turn memory-management overhead, model time excluded",
+    "  (langchain's `FakeListChatModel` for the peer, a fixed-text summarizer for the project), at",
+    "  sessions of 100, 1,000 and 10,000 messages of ~200 characters. Project turn: `begin_run`,",
+    "  `commit_run` (schedules the background pass), `wait_for_maintenance`, `build_prompt`, all",
+    "  on disk. Peer turn: append two messages to the in-memory list and call langmem's",
+    "  `summarize_messages` with the running summary (what its docs run before each model call);",
+    "  nothing is persisted. Thresholds make both summarize every ~80–120 messages. Ratio =",
+    "  project / peer: above 1 means the project spends more per turn.",
+    "",
+    "## What changed in core to meet the targets",
+    "",
+    "- `core/maintenance.py`, `core/store.py`: a pass holds the session lock only to pin",
+    "  events.jsonl (open at its size, parsed after the lock is released), to publish files it",
+    "  staged and fsynced beforehand (renames), and to carry over the events appended meanwhile.",
+    "  The prefix check is O(1): the pinned inode cannot be reused while open, plus a digest of",
+    "  the snapshot's last 64 KiB. The chunk file is a hard link of the pending evidence, and",
+    "  evidence and retained lines are copied verbatim from the snapshot (no second",
+    "  serialization) when nothing needs scrubbing.",
+    "- `core/chunks.py`: index.yaml is parsed and emitted with libyaml (`CSafeLoader` /",
+    "  `CSafeDumper`: the same documents and text, ~5x faster) and parsed only when its bytes",
+    "  changed (digest-keyed cache); before, every pass, prompt and status parsed it in pure",
+    "  Python, so a turn cost grew with the number of chunks.",
+    "- `core/manager.py`: a warm recall checks its cache key (three stats) before reading",
+    "  index.yaml; before, every query parsed the index (~340 ms at 1,000 chunks).",
+    "",
+    "Not changed: appends were already O(1) (one O_APPEND write under the lock, no read of",
+    "events.jsonl, no fsync), and `estimate_tokens` already had an ASCII fast path. The JSON",
+    "library stays the standard `json` (no new runtime dependency).",
     "",
 ]
 
-ANALYSIS: dict[str, str] = {}
+ANALYSIS: dict[str, str] = {
+    "append_p99_ms_during_pass": (
+        "The pass's own lock holds are a few milliseconds (see `lock_hold_10k` in the details); "
+        "what remains is the disk: the commit fsyncs the staged tail, the chunks folder, "
+        "state.json and the pending folder under the lock, and on this shared virtual disk an "
+        "fsync sometimes takes tens of milliseconds. An append that arrives during such a "
+        "commit waits for it."
+    ),
+    "append_p99_ratio_vs_locked": (
+        "Follows from `append_p99_ms_during_pass`: the locked baseline's p99 is the whole pass "
+        "(about the summarizer's time), so the ratio misses only when the project's p99 does."
+    ),
+    "lock_hold_p99_ms_10k": (
+        "The holds are renames and a handful of fsyncs (tail of the new events.jsonl when "
+        "events arrived during the pass, the chunks folder, state.json, the pending folder). "
+        "On this shared virtual disk an fsync normally takes 0.3–4 ms but occasionally tens of "
+        "milliseconds; a hold that meets such an fsync misses. Moving those fsyncs out of the "
+        "lock would weaken the crash ordering (the evidence must not disappear before the "
+        "renames are durable), so they stay."
+    ),
+    "pass_ratio_vs_io_1k": (
+        "At 1k events (1 MB) the baseline is one read, one parse and one file written and "
+        "fsynced, ~10 ms. A pass must, to stay crash-safe (contract §1, §8), write and fsync "
+        "about six files (pending evidence and its sidecar, the sidecar again with the chunk id, "
+        "the new events.jsonl, index.yaml, summary.md, state.json) and fsync three folders, "
+        "plus plan the cut and estimate tokens. That fixed cost (~5–10 ms on this disk) is "
+        "comparable to the whole baseline at 1k, so the ratio is ~2; it falls below 1.5 from "
+        "~10k events on, where the cost per event dominates (the copy is verbatim, no second "
+        "serialization). Meeting 1.5 at 1k would mean dropping fsyncs the contract requires."
+    ),
+    "pass_ratio_vs_io_10k": (
+        "At 10k the pass sits close to 1.5: beyond the baseline's read and parse it estimates "
+        "every event's tokens (contract §3; ~20 % of the read) and runs the planner over the "
+        "whole window (~2 µs an event), and it pays the fixed cost of the crash-safe files "
+        "(see the 1k note). The margin moves with the disk from run to run."
+    ),
+    "pass_ratio_vs_io_100k": (
+        "See the 10k note: token estimates and planning over the whole window are the cost "
+        "beyond the baseline."
+    ),
+    "pass_growth_100k_over_10k": (
+        "The pass is linear in the window (parse, token estimate, plan, one verbatim copy); a "
+        "ratio above 12 comes from the fixed cost being a smaller share at 100k or from disk "
+        "noise on the 100 MB fsync."
+    ),
+    "recall_p50_ms_1k_chunks": (
+        "A warm query touches only the postings of its terms; a miss here means the index was "
+        "rebuilt between queries (a file under chunks/ changed)."
+    ),
+    "tui_first_paint_s_100k": (
+        "Not in core: the inspector (inspector/model.py, owned by the TUI work) reads and parses "
+        "the whole events.jsonl through `core.reader.EventTail` before the first frame shows the "
+        "newest rows. Parsing 100k ~1 KB lines with `json` alone takes about a second on this "
+        "machine (see `read` in the pass timings), and the model then builds a row per event. "
+        "The lever is the issue's: a byte-offset index so the virtual list parses only the "
+        "visible rows (read the file's tail first, paint, index the rest in the background)."
+    ),
+    "tui_append_to_screen_ms_p95": (
+        "Not in core (an append is ~0.2 ms, see `append_us_p50_100k`): the time is the "
+        "watcher's debounce plus the app's work per change on a 100k-event window; with the "
+        "loop busy (see `tui_loop_lag_p95_ms`) the frame that draws the new row comes late."
+    ),
+    "tui_loop_lag_p95_ms": (
+        "Not in core. With the same appends, the lag on a 1k-event session is ~30 ms p95 and on "
+        "the 100k-event one several times more, so the app's work per change grows with the "
+        "window: each batch of appends re-plans the cut preview over every event (~0.2 s of "
+        "CPU at 100k in a worker thread, which holds the GIL against the event loop) and "
+        "refreshes views. Levers for inspector/: plan incrementally or at most every few "
+        "hundred milliseconds while appends stream in, and keep per-event work off the loop."
+    ),
+    "tui_rss_mb_100k": (
+        "Not in core: the inspector keeps every parsed event (a dict per ~1 KB line) and a row "
+        "object per event for the whole 100k window, about 3–4× the file's 99 MB. A byte-offset "
+        "index (offsets and the few fields the list shows) with events parsed on demand for the "
+        "visible rows would keep this far below 300 MB."
+    ),
+}
