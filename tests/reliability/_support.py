@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -90,6 +91,21 @@ def run_cli(
         timeout=timeout,
     )
     return CliRun(proc.returncode, proc.stdout, proc.stderr)
+
+
+READ_ONLY_COMMANDS = ("status", "plan", "recall", "prompt")
+
+
+def run_each(root: Path, commands: list[str]) -> list[tuple[str, CliRun]]:
+    """Run each command (split on spaces): the read-only ones (status, plan, recall, prompt)
+    side by side, then the others one after another in order."""
+    reading = [c for c in commands if c.split()[0] in READ_ONLY_COMMANDS]
+    writing = [c for c in commands if c.split()[0] not in READ_ONLY_COMMANDS]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        runs = list(pool.map(lambda c: run_cli(root, *c.split()), reading))
+    out = list(zip(reading, runs, strict=True))
+    out += [(c, run_cli(root, *c.split())) for c in writing]
+    return out
 
 
 def assert_clean_failure(run: CliRun, code: int, *names: str) -> None:

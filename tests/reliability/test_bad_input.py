@@ -21,6 +21,7 @@ from tests.reliability._support import (
     REPO,
     assert_clean_failure,
     run_cli,
+    run_each,
     seeded_root,
     small_config,
 )
@@ -58,8 +59,9 @@ def test_session_symlink_out_of_the_root_is_refused_and_nothing_outside_is_touch
     os.symlink(outside, root / "session")
     before = tree(outside)
 
-    for command in [*READING, *WRITING, "rotate", "append --type user_input --text hi"]:
-        run = run_cli(root, *command.split())
+    for _command, run in run_each(
+        root, [*READING, *WRITING, "rotate", "append --type user_input --text hi"]
+    ):
         assert_clean_failure(run, 1, str(root / "session"), "outside the memory root")
     mm = MemoryManager(root, small_config())
     for call in (mm.status, mm.plan, mm.repair, mm.save, mm.rotate):
@@ -92,7 +94,7 @@ def test_a_file_symlinked_out_of_the_root_is_never_followed(tmp_path: Path, plan
     os.symlink(secret, target)
     before = tree(outside)
 
-    runs = [run_cli(root, *c.split()) for c in [*READING, "recall secretmarker", *WRITING]]
+    runs = [run for _c, run in run_each(root, [*READING, "recall secretmarker", *WRITING])]
     runs.append(run_cli(root, "append", "--type", "user_input", "--text", "camera again"))
     runs.append(run_cli(root, "status", "--json"))
     for run in runs:
@@ -141,9 +143,8 @@ def test_corrupt_json_lines_in_the_middle_and_at_the_end_are_quarantined(
     assert status.returncode == 0, status.stderr
     # An unterminated last line may be an append in flight: a reader leaves it alone.
     assert json.loads(status.stdout)["corrupt_lines"] == 1
-    for command in READING:
-        run = run_cli(root, *command.split())
-        assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
+    for command, run in run_each(root, READING):
+        assert run.returncode == 0 and "Traceback" not in run.stderr, (command, run.stderr)
 
     run = run_cli(root, *fix.split(), "--json")
     assert run.returncode == 0, run.stderr
@@ -260,8 +261,8 @@ def test_unknown_types_and_roles_are_kept_verbatim(tmp_path: Path) -> None:
     assert {k: stored[k] for k in odd} == odd
     messages = mm.build_prompt("sys", "task")
     assert {"role": "system", "content": "battery 41%"} in messages
-    for command in [*READING, "compact --force"]:
-        assert run_cli(root, *command.split()).returncode == 0
+    for command, run in run_each(root, [*READING, "compact --force"]):
+        assert run.returncode == 0, (command, run.stderr)
     assert_each_once(root, ids)
 
 
@@ -297,8 +298,8 @@ def test_content_of_every_json_type_survives_append_compaction_and_recall(
     ids.append(mm.begin_run("next turn after the odd contents")["id"])
     for n in range(3):  # the odd results become compactable
         ids.append(mm.append({"type": "assistant_output", "content": f"step {n}"})["id"])
-    for command in [*READING, "plan --json"]:
-        assert run_cli(root, *command.split()).returncode == 0
+    for command, run in run_each(root, [*READING, "plan --json"]):
+        assert run.returncode == 0, (command, run.stderr)
     assert mm.save(force=True).compacted
     chunk_events = {
         e["id"]: e
@@ -356,14 +357,14 @@ def test_unreadable_index_stops_passes_and_recall_until_repair(
     root = tmp_path / "memory"
     _mm, ids = seeded_root(root)
     _index(root).write_text(text)
-    for command in ("recall camera", "compact --force", "rotate"):
-        run = run_cli(root, *command.split())
+    for _command, run in run_each(root, ["recall camera", "compact --force", "rotate"]):
         assert_clean_failure(run, 1, str(_index(root)), what, "repair")
     status = run_cli(root, "status", "--json")
     assert status.returncode == 0, status.stderr
     assert what in json.loads(status.stdout)["index_error"]
-    for command in ("status", "plan", "prompt --system s --task t"):
-        assert run_cli(root, *command.split()).returncode == 0
+    readers = ["plan", "prompt --system s --task t"] if what == "not valid YAML" else []
+    for command, run in run_each(root, readers):  # once is enough: the same code path
+        assert run.returncode == 0, (command, run.stderr)
     appended = run_cli(root, "append", "--type", "user_input", "--text", "still works", "--json")
     assert appended.returncode == 0, appended.stderr
     ids.append(json.loads(appended.stdout)["events"][0]["id"])
@@ -387,8 +388,8 @@ def test_empty_index_with_chunk_files_is_rebuilt_from_them(tmp_path: Path, text:
     mm, ids = seeded_root(root)
     _index(root).write_text(text)
     assert mm.status().chunk_count == 0
-    for command in READING:
-        assert run_cli(root, *command.split()).returncode == 0
+    for command, run in run_each(root, READING):
+        assert run.returncode == 0, (command, run.stderr)
     assert mm.repair().get("orphan_chunks_indexed") == 1
     assert mm.status().chunk_count == 1
     assert_each_once(root, ids)
@@ -401,9 +402,8 @@ def test_index_entry_missing_fields_is_read_leniently(tmp_path: Path) -> None:
     _index(root).write_text("version: 1\nchunks:\n  - chunk_id: chunk_0001\n")
     status = mm.status()
     assert status.chunk_count == 1 and status.index_error is None
-    for command in [*READING, "compact --force"]:
-        run = run_cli(root, *command.split())
-        assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
+    for command, run in run_each(root, [*READING, "compact --force"]):
+        assert run.returncode == 0 and "Traceback" not in run.stderr, (command, run.stderr)
     assert_each_once(root, ids)
     assert any(hit.chunk_id == "chunk_0001" for hit in mm.recall("camera", limit=10).results)
 
@@ -440,9 +440,9 @@ def test_hostile_chunk_id_in_the_index_is_skipped_with_a_warning(tmp_path: Path,
     assert any(str(_index(root)) in w and "invalid chunk id" in w for w in data["warnings"])
     recall = run_cli(root, "recall", "baitmarker", "--json")
     assert recall.returncode == 0 and json.loads(recall.stdout)["results"] == []
-    for command in [*READING, *WRITING]:
-        run = run_cli(root, *command.split())
-        assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
+    commands = [*READING, *WRITING] if kind in ("absolute", "dotdot") else ["recall x", *WRITING]
+    for command, run in run_each(root, commands):
+        assert run.returncode == 0 and "Traceback" not in run.stderr, (command, run.stderr)
         assert "BAITMARKER" not in run.stdout
     assert bait.read_bytes() == before
     assert_each_once(root, ids)
@@ -466,9 +466,8 @@ def test_missing_chunk_file_is_reported_not_silent(tmp_path: Path) -> None:
     status = run_cli(root, "status", "--json")
     assert status.returncode == 0
     assert any(str(chunk) in w and "missing" in w for w in json.loads(status.stdout)["warnings"])
-    for command in [*READING, *WRITING]:
-        run = run_cli(root, *command.split())
-        assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
+    for command, run in run_each(root, [*READING, *WRITING]):
+        assert run.returncode == 0 and "Traceback" not in run.stderr, (command, run.stderr)
     # The summary survives in the index: recall still finds the chunk by it.
     assert any(hit.chunk_id == "chunk_0001" for hit in mm.recall("camera", limit=10).results)
 
@@ -481,9 +480,8 @@ def test_truncated_chunk_file_keeps_what_it_still_holds(tmp_path: Path) -> None:
     lines = data.splitlines(keepends=True)
     chunk.write_bytes(b"".join(lines[:2]) + lines[2][:10])  # cut mid-line
     survivors = [json.loads(line)["id"] for line in lines[:2]]
-    for command in [*READING, *WRITING]:
-        run = run_cli(root, *command.split())
-        assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
+    for command, run in run_each(root, [*READING, *WRITING]):
+        assert run.returncode == 0 and "Traceback" not in run.stderr, (command, run.stderr)
     assert chunk.read_bytes() == b"".join(lines[:2]) + lines[2][:10], "left as found"
     events, bad = read_chunk_events(mm.paths, "chunk_0001")
     assert [e["id"] for e in events] == survivors and len(bad) == 1
@@ -556,9 +554,8 @@ def test_summary_md_edited_into_nonsense_is_rerendered_from_the_index(tmp_path: 
     mm, ids = seeded_root(root)
     summary = root / "session" / "summary.md"
     summary.write_bytes(b"\x00\x1b[2J## Recent Chunks\n- **../../etc**\n\xff\xfe garbage\n# x\n")
-    for command in [*READING, "status --json"]:
-        run = run_cli(root, *command.split())
-        assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
+    for command, run in run_each(root, [*READING, "status --json"]):
+        assert run.returncode == 0 and "Traceback" not in run.stderr, (command, run.stderr)
     assert mm.repair() is not None
     entries = yaml_entries(_index(root))
     expected = render_summary(
@@ -583,9 +580,8 @@ def test_state_json_missing_or_corrupt_is_replaced_and_kept_aside(
         state.unlink()
     else:
         state.write_text(bad)
-    for command in [*READING, "status --json"]:
-        run = run_cli(root, *command.split())
-        assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
+    for command, run in run_each(root, [*READING, "status --json"]):
+        assert run.returncode == 0 and "Traceback" not in run.stderr, (command, run.stderr)
     run = run_cli(root, "append", "--type", "user_input", "--text", "after", "--json")
     assert run.returncode == 0, run.stderr
     ids.append(json.loads(run.stdout)["events"][0]["id"])
@@ -611,9 +607,8 @@ def test_session_missing_while_the_archive_exists(tmp_path: Path) -> None:
     assert [a["session_id"] for a in data["archives"]] == ["s-closed"]
     recall = run_cli(root, "recall", "camera", "--json")
     assert recall.returncode == 0 and json.loads(recall.stdout)["results"] == []
-    for command in [*READING, *WRITING]:
-        run = run_cli(root, *command.split())
-        assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
+    for command, run in run_each(root, [*READING, *WRITING]):
+        assert run.returncode == 0 and "Traceback" not in run.stderr, (command, run.stderr)
     assert tree(archived) == before, "an archived session is never written"
     assert_each_once(root, ids)
 
@@ -630,8 +625,9 @@ def test_type_role_and_id_of_the_wrong_json_type_in_the_file(tmp_path: Path) -> 
         {"id": 12, "type": "assistant_output", "content": "numeric id"},
     ]
     _insert_lines(root, b"".join(json.dumps(e).encode() + b"\n" for e in odd))
-    for command in [*READING, "status --json", "plan --json", "compact --force", "repair"]:
-        run = run_cli(root, *command.split())
+    for command, run in run_each(
+        root, [*READING, "status --json", "plan --json", "compact --force", "repair"]
+    ):
         assert run.returncode == 0 and "Traceback" not in run.stderr, (command, run.stderr)
     stored = read_jsonl(root / "session" / "events.jsonl") + [
         e for c in (root / "session" / "chunks").glob("chunk_*.jsonl") for e in read_jsonl(c)
