@@ -55,7 +55,7 @@ from inspector.widgets.activity_log import ActivityLog
 from inspector.widgets.archive_view import ArchiveView
 from inspector.widgets.budget_gauge import BudgetGauge, BudgetInfo
 from inspector.widgets.chunks_view import ChunksView
-from inspector.widgets.demo_controls import DemoControls, DemoPlayerLike
+from inspector.widgets.demo_controls import DemoControls, DemoPlayerLike, compaction_line
 from inspector.widgets.event_detail import EventDetail
 from inspector.widgets.hot_window import HotWindow
 from inspector.widgets.plan_panel import PlanPanel, WhatIf
@@ -211,18 +211,23 @@ class _Jobs:
 
 
 def _passresult_text(result: PassResult) -> str:
-    t = result.timings_ms
-    total = t.get("total", 0.0)
-    summarize = t.get("summarize", 0.0)
-    if result.compacted:
-        return (
-            f"compaction {result.chunk_id}: {result.events_before} → {result.kept_event_count} "
-            f"events ({result.compacted_event_count} compacted"
-            + (", split turn" if result.is_split_turn else "")
-            + f"), {total - summarize:.0f} ms + summarizer {summarize:.0f} ms"
-            + (f" [{result.summary_backend}]" if result.summary_backend else "")
-        )
+    line = compaction_line(result.to_json())
+    if line is not None:
+        return line
+    total = result.timings_ms.get("total", 0.0)
     return f"pass skipped: {result.reason or 'no reason given'} ({total:.0f} ms)"
+
+
+class InspectorTabs(TabbedContent):
+    """TabbedContent that ignores a stale "pane got focus" report: when number keys arrive in
+    a burst (typed fast, or batched over SSH), the focus given to tab 4 is reported after tab 5
+    was shown, and must not switch back to tab 4."""
+
+    def _on_tab_pane_focused(self, event: TabPane.Focused) -> None:
+        focused = self.screen.focused
+        if focused is None or event.tab_pane not in focused.ancestors:
+            event.prevent_default()
+            event.stop()
 
 
 class InspectorApp(App[int]):
@@ -268,7 +273,8 @@ class InspectorApp(App[int]):
         watch: bool = True,
         display_root: str | None = None,
         clock: Callable[[], str] | None = None,
-        demo_pace: float = 0.5,
+        demo_pace: float | None = None,
+        demo_autoplay: bool = True,
     ) -> None:
         super().__init__()
         self.memory_dir = Path(memory_dir)
@@ -277,6 +283,7 @@ class InspectorApp(App[int]):
         self.config = config if config is not None else load_config(memory_dir=memory_dir).config
         self.demo = demo
         self.demo_pace = demo_pace
+        self.demo_autoplay = demo_autoplay
         self.watch_files = watch
         self.display_root = display_root if display_root is not None else str(memory_dir)
         self.clock = clock
@@ -319,8 +326,10 @@ class InspectorApp(App[int]):
         )
         yield BudgetGauge(id="budget")
         if self.demo is not None:
-            yield DemoControls(self.demo, pace=self.demo_pace, id="demo")
-        with TabbedContent(initial="hot", id="tabs"):
+            yield DemoControls(
+                self.demo, pace=self.demo_pace, autoplay=self.demo_autoplay, id="demo"
+            )
+        with InspectorTabs(initial="hot", id="tabs"):
             for i, (tab, title) in enumerate(TABS):
                 with TabPane(f"{i + 1} {title}", id=tab):
                     yield from self._compose_tab(tab)
@@ -979,6 +988,10 @@ class InspectorApp(App[int]):
     @on(DemoControls.Stepped)
     def _on_demo_stepped(self, message: DemoControls.Stepped) -> None:
         self.log_activity(DemoControls.describe(message), "action")
+        compaction = message.compaction
+        if compaction is not None:
+            self.log_activity(compaction, "ok")
+            self.notify(compaction, title="demo", markup=False, timeout=3)
         if not self.watch_files:
             self.reload_all()
 
@@ -987,22 +1000,29 @@ class InspectorApp(App[int]):
         self.show_error("demo", message.error)
 
     def action_show_tab(self, tab: str) -> None:
-        """Show a tab and put the keyboard in it (the hot window, or the view's first control)."""
+        """Show a tab and put the keyboard in it (the hot window, or the view's first control
+        that is not a text field), at once: a key pressed right after lands in the new tab."""
         self.query_one(TabbedContent).active = tab
-        if tab == "hot":
-            self.query_one(HotWindow).focus()
-        else:
+        if not self._focus_tab(tab):
             self.call_after_refresh(self._focus_tab, tab)
 
-    def _focus_tab(self, tab: str) -> None:
-        with contextlib.suppress(NoMatches):
+    def _focus_tab(self, tab: str) -> bool:
+        try:
             pane = self.query_one(f"#{tab}", TabPane)
-            if self.focused is not None and pane in self.focused.ancestors:
-                return
-            for widget in pane.query("*"):
-                if widget.focusable and not isinstance(widget, Input | TextArea):
-                    widget.focus()
-                    return
+        except NoMatches:
+            return False
+        focused = self.screen.focused
+        if (
+            focused is not None
+            and pane in focused.ancestors
+            and not isinstance(focused, Input | TextArea)
+        ):
+            return True
+        for widget in pane.query("*"):
+            if widget.focusable and not isinstance(widget, Input | TextArea):
+                self.screen.set_focus(widget)
+                return True
+        return False
 
     def _tab_step(self, step: int) -> None:
         if self.screen is not self.screen_stack[0] or isinstance(self.focused, Input | TextArea):
@@ -1102,8 +1122,10 @@ def create_app(
     watch: bool = True,
     display_root: str | None = None,
     clock: Callable[[], str] | None = None,
+    demo_autoplay: bool = True,
 ) -> InspectorApp:
-    """The app the CLI runs and the tests drive (`watch=False`: no watcher thread)."""
+    """The app the CLI runs and the tests drive (`watch=False`: no watcher thread; a demo
+    starts playing at once unless `demo_autoplay=False`)."""
     return InspectorApp(
         memory_dir,
         read_only=read_only,
@@ -1113,6 +1135,7 @@ def create_app(
         watch=watch,
         display_root=display_root,
         clock=clock,
+        demo_autoplay=demo_autoplay,
     )
 
 

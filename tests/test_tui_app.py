@@ -8,6 +8,7 @@ Tests that watch files wait for another process's write with a deadline loop ove
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import time
@@ -15,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from textual import events
 from textual.pilot import Pilot
 from textual.widgets import Input, TabbedContent
 
@@ -22,11 +24,11 @@ from core.chunks import read_index
 from core.manager import MemoryManager
 from inspector.app import WRITE_ACTIONS, InspectorApp, create_app
 from inspector.commands import InspectorCommands
-from inspector.demo import DemoPlayer
+from inspector.demo import DemoPlayer, demo_config
 from inspector.screens import AppendEventScreen, ConfirmScreen, FocusPromptScreen
 from inspector.widgets.activity_log import ActivityLog
 from inspector.widgets.budget_gauge import BudgetGauge
-from inspector.widgets.demo_controls import DemoControls
+from inspector.widgets.demo_controls import DEFAULT_PACE, DemoControls, pace_for
 from inspector.widgets.event_detail import EventDetail
 from inspector.widgets.hot_window import HotWindow
 from inspector.widgets.plan_panel import PlanPanel
@@ -75,6 +77,19 @@ def screen_text(app: InspectorApp) -> str:
         "".join(html.unescape(t) for _, t in sorted(runs)).replace("\xa0", " ")
         for _, runs in sorted(rows.items())
     )
+
+
+async def burst(pilot: Pilot[int], keys: str | list[str]) -> None:
+    """Keys sent in one go, as a fast typist or tmux delivers them: no waiting in between for
+    the app to handle the previous key (Pilot.press waits after each)."""
+    app = pilot.app
+    driver = app._driver
+    assert driver is not None
+    for key in keys:
+        event = events.Key(key, key if len(key) == 1 else None)
+        event.set_sender(app)
+        driver.send_message(event)
+    await pilot.pause()
 
 
 def events_on_disk(root: Path) -> list[dict[str, object]]:
@@ -315,6 +330,10 @@ async def test_tabs_by_number_and_tab_key(basic: Path) -> None:
             await pilot.press(key)
             await settle(app, pilot)
             assert tabs.active == tab
+        system = app.query_one("#prompt-system", Input).value
+        await burst(pilot, "456")  # each number lands as a tab key, none in a text field
+        assert tabs.active == "archive"
+        assert app.query_one("#prompt-system", Input).value == system
         await pilot.press("1", "tab")
         assert tabs.active == "chunks"
         await pilot.press("shift+tab", "shift+tab")
@@ -417,10 +436,11 @@ async def test_demo_step_and_play_pause(tmp_path: Path) -> None:
     root = tmp_path / "demo"
     manager = MemoryManager(root, CONFIG)
     player = DemoPlayer(manager, "tour", seed=1)
-    app = make(root, demo=player)
+    app = make(root, demo=player, demo_autoplay=False)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         controls = app.query_one(DemoControls)
+        assert not controls.playing and controls.steps == 0
         presses = 0
         while app.query_one(HotWindow).snapshot.length == 0 and presses < 10:
             await pilot.press("s")
@@ -437,6 +457,60 @@ async def test_demo_step_and_play_pause(tmp_path: Path) -> None:
         assert not controls.playing
         await settle(app, pilot)
         assert controls.steps == stopped_at
+    manager.close()
+
+
+def test_demo_default_pace_finishes_the_tour_well_under_a_minute(tmp_path: Path) -> None:
+    manager = MemoryManager(tmp_path / "demo", CONFIG)
+    player = DemoPlayer(manager, "tour")
+    assert pace_for(player) == DEFAULT_PACE
+    assert 250 <= player.expected_steps() <= 400
+    assert DEFAULT_PACE * player.expected_steps() <= 45
+    assert DEFAULT_PACE >= 0.08  # a compaction stays on screen long enough to be seen
+    player.speed = 4.0  # `demo --speed 4`: four steps a second
+    assert pace_for(player) == 0.25
+    player.speed = 0.0
+    assert pace_for(player) == 0.0
+    manager.close()
+
+
+async def test_demo_plays_at_once_with_progress_and_compaction_lines(tmp_path: Path) -> None:
+    root = tmp_path / "demo"
+    manager = MemoryManager(root, demo_config())
+    player = DemoPlayer(manager, "split-turn", speed=0)
+    app = create_app(root, config=demo_config(), demo=player, watch=False, display_root="m")
+    async with app.run_test(size=(80, 24)) as pilot:
+        controls = app.query_one(DemoControls)
+        await until(pilot, lambda: controls.finished, timeout=60)  # nobody pressed anything
+        await settle(app, pilot)
+        assert controls.steps == player.stats.steps == controls.expected
+        assert f"■ done {controls.steps}/~{controls.steps} ██████████" in screen_text(app)
+        log = app.query_one(ActivityLog).lines_written
+        lines = [line for line in log if line.startswith("ok: compaction ")]
+        assert len(lines) == player.stats.compactions >= 1
+        pattern = r"ok: compaction chunk_\d+: \d+ → \d+ events, [\d.]+ m?s \+ summarizer [\d.]+ m?s"
+        assert all(re.match(pattern, line) for line in lines), lines
+    manager.close()
+
+
+async def test_demo_space_pauses_and_s_steps_while_autoplaying(tmp_path: Path) -> None:
+    root = tmp_path / "demo"
+    manager = MemoryManager(root, CONFIG)
+    player = DemoPlayer(manager, "tour", speed=0)
+    app = make(root, demo=player)
+    async with app.run_test(size=SIZE) as pilot:
+        controls = app.query_one(DemoControls)
+        await until(pilot, lambda: controls.steps >= 3 and controls.expected is not None)
+        assert controls.playing
+        assert re.search(r"▶ demo \d+/~\d+ ", screen_text(app))
+        await pilot.press("space")
+        await settle(app, pilot)
+        assert not controls.playing
+        paused_at = controls.steps
+        assert f"⏸ paused {paused_at}/~{controls.expected} " in screen_text(app)
+        await pilot.press("s")
+        await settle(app, pilot)
+        assert controls.steps == paused_at + 1
     manager.close()
 
 

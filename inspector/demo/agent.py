@@ -260,6 +260,7 @@ class DemoAgent:
                 "path": path,
                 "trigger": trigger,
                 "is_split_turn": result.is_split_turn,
+                "pass": result.to_json(),
             },
         )
 
@@ -389,6 +390,43 @@ class DemoAgent:
                 raise ValueError(f"unknown demo action {kind!r}")
 
 
+class _DryAgent(DemoAgent):
+    """A DemoAgent whose actions only describe themselves: counts a scenario's steps."""
+
+    def _dry(self, kind: str) -> DemoStep:
+        return DemoStep("", kind)
+
+    def user(self, text: str) -> DemoStep:
+        return self._dry("begin_run")
+
+    def model_call(self) -> DemoStep:
+        return self._dry("prompt_tokens")
+
+    def append(self, event: Mapping[str, Any], description: str) -> DemoStep:
+        return self._dry("append")
+
+    def batch(self, events: Sequence[Mapping[str, Any]], description: str) -> DemoStep:
+        return self._dry("batch")
+
+    def commit(self, text: str) -> DemoStep:
+        return self._dry("commit")
+
+    def settle(self) -> DemoStep:
+        return self._dry("maintenance")
+
+    def rotate(self, why: str) -> DemoStep:
+        return self._dry("rotate")
+
+    def recall(self, query: str) -> DemoStep:
+        return self._dry("recall")
+
+    def crash(self) -> DemoStep:
+        return self._dry("crash")
+
+    def pending_query(self) -> str | None:
+        return None
+
+
 class DemoPlayer:
     """Plays one scenario into a MemoryManager, one runtime action per step."""
 
@@ -417,12 +455,24 @@ class DemoPlayer:
         self.agent = DemoAgent(manager, random.Random(seed), self.stats)
         self.finished = False
         self._iter: Iterator[DemoStep] | None = None
+        self._expected: int | None = None
 
     @property
     def description(self) -> str:
         from inspector.demo.scenarios import SCENARIOS
 
         return SCENARIOS[self.scenario].description
+
+    def expected_steps(self) -> int:
+        """About how many steps the play takes (for "step N of ~M"), counted by a dry run of
+        the scenario that touches no file; cached."""
+        if self._expected is None:
+            from inspector.demo.scenarios import SCENARIOS
+
+            dry = _DryAgent(self.manager, random.Random(self.seed), DemoStats())
+            played = SCENARIOS[self.scenario].play(dry, self.events)
+            self._expected = 2 + sum(1 for _ in played)
+        return self._expected
 
     def steps(self) -> Iterator[DemoStep]:
         """The play as one shared iterator: each next() performs one action."""

@@ -1,17 +1,21 @@
-"""Play the demo agent live: start/pause (space), step (s), at a chosen pace.
+"""Play the demo agent live: it starts playing when the inspector opens on a demo, at a pace that
+finishes the tour in well under a minute; space pauses/resumes, s steps, the pace input changes
+the seconds per step.
 
 The player runs in a thread worker; each step posts `DemoControls.Stepped` (the worker never
 touches widgets), and the files it writes reach the views through the watcher like any other
 process's writes. The player (`inspector.demo.DemoPlayer`) only needs `steps()`: one shared
 iterator whose every `next()` performs one runtime action and yields a step with a
-`description` (a step of kind "done", or the iterator's end, finishes the play).
+`description` (a step of kind "done", or the iterator's end, finishes the play). Optional:
+`speed` (steps per second the user asked for, `demo --speed X`; 0 is as fast as possible) and
+`expected_steps()` (about how many steps the play has, for "step N of ~M").
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any, Protocol, runtime_checkable
 
 from rich.text import Text
@@ -24,62 +28,157 @@ from textual.worker import Worker, get_current_worker
 
 from inspector.safe_text import one_line
 
+DEFAULT_PACE = 0.12
+"""Seconds per step: the ~315-step tour takes ~40 s, and a compaction stays on screen long
+enough to see the rows go."""
+
 
 @runtime_checkable
 class DemoPlayerLike(Protocol):
     def steps(self) -> Iterator[Any]: ...
 
 
+def pace_for(player: object) -> float:
+    """Seconds per step from the player's `speed` (steps per second; 0: as fast as possible)."""
+    speed = getattr(player, "speed", None)
+    if isinstance(speed, int | float) and not isinstance(speed, bool) and speed >= 0:
+        return 0.0 if speed == 0 else 1.0 / speed
+    return DEFAULT_PACE
+
+
+def _seconds(ms: float) -> str:
+    return f"{ms / 1000:.1f} s" if ms >= 1000 else f"{ms:.0f} ms"
+
+
+def compaction_line(result: Mapping[str, Any]) -> str | None:
+    """The activity-log line of a pass (`PassResult.to_json()`), e.g. `compaction chunk_0007:
+    87 → 14 events, 41 ms + summarizer 1.2 s`; None when the pass did not compact."""
+    if not result.get("compacted"):
+        return None
+    timings = result.get("timings_ms") or {}
+    total = float(timings.get("total", 0.0))
+    summarize = float(timings.get("summarize", 0.0))
+    extra = [
+        f"{result.get('path')} path" if result.get("path") else "",
+        "split turn" if result.get("is_split_turn") else "",
+        str(result.get("summary_backend") or ""),
+    ]
+    how = ", ".join(e for e in extra if e)
+    return (
+        f"compaction {result.get('chunk_id')}: {result.get('events_before')} → "
+        f"{result.get('kept_event_count')} events, {_seconds(total - summarize)} + summarizer "
+        f"{_seconds(summarize)}" + (f" ({how})" if how else "")
+    )
+
+
 class DemoControls(Horizontal):
-    """Status of the demo plus a pace input (seconds per step)."""
+    """One line: play state, progress, the latest step, and a pace input (seconds per step)."""
 
     DEFAULT_CSS = """
-    DemoControls { height: 1; }
-    DemoControls > #demo-status { width: 1fr; }
-    DemoControls > Label { width: auto; }
-    DemoControls > #demo-pace { width: 8; height: 1; border: none; padding: 0; }
+    DemoControls { height: 1; background: $boost; }
+    DemoControls > #demo-status { width: 1fr; height: 1; padding: 0 0 0 1; }
+    DemoControls > Label { width: auto; color: $text-muted; }
+    DemoControls > #demo-pace { width: 7; height: 1; border: none; padding: 0 1; }
+    DemoControls > #demo-keys { width: auto; padding: 0 1; color: $text-muted; }
     """
 
     class Stepped(Message):
         def __init__(
-            self, number: int, description: str | None, elapsed_ms: float, *, done: bool = False
+            self,
+            number: int,
+            description: str | None,
+            elapsed_ms: float,
+            *,
+            done: bool = False,
+            kind: str | None = None,
+            detail: Mapping[str, Any] | None = None,
         ) -> None:
             super().__init__()
             self.done = done
             self.number = number
             self.description = description
             self.elapsed_ms = elapsed_ms
+            self.kind = kind
+            self.detail: Mapping[str, Any] = detail or {}
+
+        @property
+        def compaction(self) -> str | None:
+            """The activity-log line of a compaction this step ran, if it ran one."""
+            result = self.detail.get("pass")
+            return compaction_line(result) if isinstance(result, Mapping) else None
 
     class Failed(Message):
         def __init__(self, error: str) -> None:
             super().__init__()
             self.error = error
 
-    def __init__(self, player: DemoPlayerLike, *, pace: float = 0.5, id: str | None = None) -> None:
+    class Estimated(Message):
+        def __init__(self, total: int) -> None:
+            super().__init__()
+            self.total = total
+
+    def __init__(
+        self,
+        player: DemoPlayerLike,
+        *,
+        pace: float | None = None,
+        autoplay: bool = True,
+        id: str | None = None,
+    ) -> None:
         super().__init__(id=id)
         self.player = player
-        self.pace = pace
+        self.pace = pace_for(player) if pace is None else pace
+        self.autoplay = autoplay
         self.steps = 0
+        self._taken = 0
+        """Steps taken by the workers (ahead of `steps` until their messages are handled)."""
+        self.expected: int | None = None
+        self.last_description = ""
         self.finished = False
+        self.error: str | None = None
         self._wake = threading.Event()
         self._playing = False
         self._worker: Worker[None] | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(self._status_text(), id="demo-status", markup=False)
-        yield Label("pace s/step ")
-        yield Input(str(self.pace), id="demo-pace", type="number")
+        yield Label("s/step")
+        yield Input(f"{self.pace:g}", id="demo-pace", type="number", compact=True)
+        yield Label("space ⏯  s step", id="demo-keys")
+
+    def on_mount(self) -> None:
+        self._estimate()
+        if self.autoplay:
+            self.toggle()
 
     @property
     def playing(self) -> bool:
         return self._playing
 
     def _status_text(self) -> Text:
-        state = "finished" if self.finished else "playing" if self._playing else "paused"
+        if self.finished:
+            state, style = "■ done", "bold green"
+        elif self.error:
+            state, style = "! failed", "bold red"
+        elif self._playing:
+            state, style = "▶ demo", "bold yellow"
+        else:
+            state, style = "⏸ paused", "bold"
         text = Text(no_wrap=True, overflow="ellipsis")
-        text.append("demo ", style="bold")
-        text.append(state, style="bold yellow" if self._playing else "bold")
-        text.append(f"  step {self.steps}  (space: play/pause, s: step)", style="dim")
+        text.append(state, style=style)
+        total = self.expected
+        if total:
+            text.append(f" {self.steps}/~{max(total, self.steps)} ")
+            width = 10
+            done = width if self.finished else min(width, round(width * self.steps / total))
+            text.append("█" * done, style="yellow")
+            text.append("░" * (width - done), style="dim")
+        else:
+            text.append(f" step {self.steps}")
+        if self.error:
+            text.append(" " + one_line(self.error, 200), style="red")
+        elif self.last_description:
+            text.append(" " + one_line(self.last_description, 200), style="dim")
         return text
 
     def _refresh_status(self) -> None:
@@ -88,10 +187,17 @@ class DemoControls(Horizontal):
     def on_input_changed(self, event: Input.Changed) -> None:
         event.stop()
         try:
-            self.pace = max(0.0, float(event.value))
+            pace = float(event.value)
         except ValueError:
             return
-        self._wake.set()
+        if pace >= 0 and pace != float("inf"):
+            self.pace = pace
+            self._wake.set()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        """Enter in the pace input gives the keyboard back to the list (space plays again)."""
+        event.stop()
+        self.screen.focus_next()
 
     def toggle(self) -> None:
         if self.finished:
@@ -111,20 +217,43 @@ class DemoControls(Horizontal):
         self._playing = False
         self._wake.set()
 
+    @work(thread=True, group="demo-estimate", exit_on_error=False)
+    def _estimate(self) -> None:
+        count = getattr(self.player, "expected_steps", None)
+        if not callable(count):
+            return
+        try:
+            total = int(count())
+        except Exception:
+            return
+        self.post_message(self.Estimated(total))
+
     def _do_step(self) -> bool:
         start = time.perf_counter()
         try:
             step = next(self.player.steps())
         except StopIteration:
-            self.post_message(self.Stepped(self.steps + 1, None, 0.0, done=True))
+            self.post_message(self.Stepped(self._taken, None, 0.0, done=True))
             return False
         except Exception as exc:
             self.post_message(self.Failed(f"{type(exc).__name__}: {exc}"))
             return False
         elapsed = (time.perf_counter() - start) * 1000
-        done = getattr(step, "kind", None) == "done"
+        self._taken += 1
+        kind = getattr(step, "kind", None)
+        detail = getattr(step, "detail", None)
+        done = kind == "done"
         description = str(getattr(step, "description", step))
-        self.post_message(self.Stepped(self.steps + 1, description, elapsed, done=done))
+        self.post_message(
+            self.Stepped(
+                self._taken,
+                description,
+                elapsed,
+                done=done,
+                kind=kind if isinstance(kind, str) else None,
+                detail=detail if isinstance(detail, Mapping) else None,
+            )
+        )
         return not done
 
     @work(thread=True, exclusive=True, group="demo", exit_on_error=False)
@@ -134,7 +263,8 @@ class DemoControls(Horizontal):
             if not self._do_step():
                 return
             self._wake.clear()
-            self._wake.wait(self.pace)
+            if self.pace > 0:
+                self._wake.wait(self.pace)
 
     @work(thread=True, exclusive=True, group="demo", exit_on_error=False)
     def _step_worker(self) -> None:
@@ -142,13 +272,21 @@ class DemoControls(Horizontal):
 
     def on_demo_controls_stepped(self, message: Stepped) -> None:
         self.steps = message.number
+        if message.description:
+            self.last_description = message.compaction or message.description
         if message.done:
             self.finished = True
             self._playing = False
         self._refresh_status()
 
+    def on_demo_controls_estimated(self, message: Estimated) -> None:
+        message.stop()
+        self.expected = message.total
+        self._refresh_status()
+
     def on_demo_controls_failed(self, message: Failed) -> None:
         self._playing = False
+        self.error = message.error
         self._refresh_status()
 
     @staticmethod
