@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -308,6 +308,7 @@ class InspectorApp(App[int]):
         self._stale: set[str] = set()
         self._watcher: MemoryWatcher | None = None
         self.actions_run: list[str] = []
+        self._handed_over: list[events.Key] = []
         self.errors_shown: list[str] = []
         self.first_paint_ms: float | None = None
         self.full_load_ms: float | None = None
@@ -368,6 +369,29 @@ class InspectorApp(App[int]):
         self._mark_views_stale(tuple(VIEW_WIDGETS))
         self._refresh_visible_view()
         self._update_size_class()
+
+    def on_key(self, event: events.Key) -> None:
+        """Keys typed right after a key that opens a text field (`a`, `c`, `/`) were already on
+        their way through the widget focused before (Textual routes every key to the focused
+        widget first and resolves bindings when it comes back up). A key that comes back up
+        here while a text field has the keyboard is handed to that field, in order (so
+        "text + enter" submits the text), and nothing typed fast (tmux, SSH) is lost. A key the
+        field itself passed up comes back once more and then takes its usual way."""
+        focused = self.screen.focused
+        editable = isinstance(focused, Input) or (
+            isinstance(focused, TextArea) and not focused.read_only
+        )
+        if focused is None or not editable or any(event is e for e in self._handed_over):
+            return
+        active = self.active_bindings.get(event.key)
+        if active is not None and active.binding.priority:
+            return
+        event.prevent_default()
+        event.stop()
+        again = events.Key(event.key, event.character)
+        self._handed_over.append(again)
+        del self._handed_over[:-64]
+        focused._forward_event(again)
 
     def on_resize(self) -> None:
         self._update_size_class()
@@ -784,9 +808,9 @@ class InspectorApp(App[int]):
 
     # -- actions ----------------------------------------------------------------------------
 
-    def _record_action(self, name: str) -> None:
+    def _record_action(self, name: str, detail: str = "") -> None:
         self.actions_run.append(name)
-        self.log_activity(f"{name}: started", "action")
+        self.log_activity(f"{name}: started{detail}", "action")
 
     def action_maintenance(self) -> None:
         if self._refuse("maintenance"):
@@ -809,7 +833,7 @@ class InspectorApp(App[int]):
         except Exception as exc:
             self.post_message(ActionFinished("maintenance", f"{exc}", ok=False))
 
-    def action_compact(self) -> None:
+    async def action_compact(self) -> None:
         if self._refuse("compact"):
             return
 
@@ -817,10 +841,10 @@ class InspectorApp(App[int]):
             if focus is None:
                 self.log_activity("compaction cancelled", "info")
                 return
-            self._record_action("compact")
+            self._record_action("compact", f" (focus {one_line(focus, 80)!r})" if focus else "")
             self._compact_worker(self.manager, focus or None)
 
-        self.push_screen(FocusPromptScreen(), got_focus)
+        await self.push_screen(FocusPromptScreen(), got_focus)
 
     @work(thread=True, group="actions", exit_on_error=False)
     def _compact_worker(self, manager: MemoryManager, focus: str | None) -> None:
@@ -831,7 +855,7 @@ class InspectorApp(App[int]):
         else:
             self.post_message(ActionFinished("compact", _passresult_text(result)))
 
-    def action_rotate(self) -> None:
+    async def action_rotate(self) -> None:
         if self._refuse("rotate"):
             return
         snap = self.hot_model.snapshot()
@@ -850,7 +874,7 @@ class InspectorApp(App[int]):
             "/ and starts an empty session. The archived session stays readable "
             "(Archive tab) but is no longer part of any prompt."
         )
-        self.push_screen(
+        await self.push_screen(
             ConfirmScreen("Rotate the session?", message, confirm_label="Rotate"),
             lambda ok: self._confirmed("rotate", bool(ok), self._rotate_worker),
         )
@@ -880,7 +904,7 @@ class InspectorApp(App[int]):
                 )
             )
 
-    def action_append(self) -> None:
+    async def action_append(self) -> None:
         if self._refuse("append"):
             return
 
@@ -891,7 +915,7 @@ class InspectorApp(App[int]):
             self._record_action("append")
             self._append_worker(self.manager, event)
 
-        self.push_screen(AppendEventScreen(), got_event)
+        await self.push_screen(AppendEventScreen(), got_event)
 
     @work(thread=True, group="actions", exit_on_error=False)
     def _append_worker(self, manager: MemoryManager, event: dict[str, Any]) -> None:
@@ -908,7 +932,7 @@ class InspectorApp(App[int]):
                 )
             )
 
-    def action_repair(self) -> None:
+    async def action_repair(self) -> None:
         if self._refuse("repair"):
             return
         message = (
@@ -916,7 +940,7 @@ class InspectorApp(App[int]):
             "rebuilds it from the chunk files, and moves corrupt lines of events.jsonl to "
             "corrupt.jsonl."
         )
-        self.push_screen(
+        await self.push_screen(
             ConfirmScreen("Repair the session?", message, confirm_label="Repair"),
             lambda ok: self._confirmed("repair", bool(ok), self._repair_worker),
         )

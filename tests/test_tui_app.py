@@ -223,11 +223,11 @@ async def test_force_compaction_with_focus(tmp_path: Path) -> None:
     app = make(root)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        await pilot.press("c")
-        await pilot.pause()
-        assert isinstance(app.screen, FocusPromptScreen)
-        await pilot.press(*"booking", "enter")
+        await burst(pilot, ["c", *"booking", "enter"])  # typed before the prompt is drawn
         await settle(app, pilot)
+        assert not isinstance(app.screen, FocusPromptScreen)
+        log = app.query_one(ActivityLog).lines_written
+        assert "action: compact: started (focus 'booking')" in log, log
         assert "compact" in app.actions_run
         entries = read_index(MemoryManager(root, CONFIG).paths).entries
         assert len(entries) == 2
@@ -258,9 +258,7 @@ async def test_rotate_confirms_what_moves_where(basic: Path) -> None:
         await pilot.press("n")
         await settle(app, pilot)
         assert not (basic / "session_archive").exists()
-        await pilot.press("r")
-        await pilot.pause()
-        await pilot.press("y")
+        await burst(pilot, "ry")  # y typed before the question is drawn still answers it
         await settle(app, pilot)
         assert (basic / "session_archive" / FIXED_SESSION / "events.jsonl").exists()
         assert app.query_one(HotWindow).snapshot.length == 0
@@ -272,10 +270,9 @@ async def test_append_event_form(basic: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         n = app.query_one(HotWindow).snapshot.length
-        await pilot.press("a")
-        await pilot.pause()
+        await burst(pilot, ["a", *"hello from the form"])  # typed before the form is drawn
         assert isinstance(app.screen, AppendEventScreen)
-        await pilot.press(*"hello from the form", "ctrl+s")
+        await pilot.press("ctrl+s")
         await settle(app, pilot)
         stored = events_on_disk(basic)
         assert stored[-1]["content"] == "hello from the form"

@@ -9,10 +9,11 @@ The callback gets a validated event dict (`core.events.validate_event`) —
 `{"type": T, "role": R, "content": TEXT}` plus `"name"` when one was given — ready for
 `MemoryManager.append`; or `None` when cancelled. No id/ts: the store assigns them.
 
-Fields: type (a Select of the seven known types), "custom type" (free text; when not empty it
-wins over the Select), role (follows `core.events.default_role(type)` until the person edits
-it), name (optional), text (a TextArea; multi-line). Keys: ctrl+s submits from anywhere, enter
-submits from any single-line field, escape cancels, tab / shift+tab move between fields.
+Fields: text first (a TextArea; multi-line; it has the keyboard from the moment the form
+opens), then type (a Select of the seven known types), "custom type" (free text; when not empty
+it wins over the Select), role (follows `core.events.default_role(type)` until the person edits
+it) and name (optional). Keys: ctrl+s submits from anywhere, enter submits from any single-line
+field, escape cancels, tab / shift+tab move between fields. Fits 80x24.
 Invalid input keeps the form open with a one-line error.
 """
 
@@ -41,10 +42,10 @@ class AppendEventScreen(ModalScreen[dict[str, Any] | None]):
     }
     AppendEventScreen > #append-dialog {
         width: 76;
-        max-width: 98%;
+        max-width: 100%;
         height: auto;
         max-height: 100%;
-        border: thick $accent;
+        border: round $accent;
         background: $surface;
         padding: 0 1;
     }
@@ -52,17 +53,26 @@ class AppendEventScreen(ModalScreen[dict[str, Any] | None]):
         text-style: bold;
     }
     AppendEventScreen .append-row {
-        height: auto;
+        height: 1;
+        margin-top: 1;
     }
     AppendEventScreen .append-row > Label {
-        width: 8;
-        padding-top: 1;
+        width: 7;
+        color: $text-muted;
     }
     AppendEventScreen .append-row > Select, AppendEventScreen .append-row > Input {
         width: 1fr;
+        background: $boost;
+    }
+    AppendEventScreen .append-row > Input:focus {
+        background: $primary 30%;
+    }
+    AppendEventScreen .append-row > #append-name-label {
+        width: 6;
+        padding-left: 1;
     }
     AppendEventScreen #append-text {
-        height: 6;
+        height: 5;
         min-height: 3;
     }
     AppendEventScreen #append-error {
@@ -70,16 +80,22 @@ class AppendEventScreen(ModalScreen[dict[str, Any] | None]):
         height: auto;
     }
     AppendEventScreen #append-buttons {
-        height: auto;
-        align-horizontal: right;
+        height: 1;
+        margin-top: 1;
     }
     AppendEventScreen #append-buttons > Button {
-        margin-left: 1;
+        margin-right: 1;
     }
     AppendEventScreen #append-hint {
+        width: 1fr;
         color: $text-muted;
+        text-align: right;
     }
     """
+
+    AUTO_FOCUS = "#append-text"
+    """The text field has the keyboard from the moment the form is composed, so keys typed
+    right after `a` (tmux, SSH, a fast typist) are never lost."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+s", "submit", "Append", priority=True, id="append.submit"),
@@ -93,7 +109,8 @@ class AppendEventScreen(ModalScreen[dict[str, Any] | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="append-dialog"):
-            yield Static(Text("Append an event"), id="append-title")
+            yield Static(Text("Append an event: text, then type and role"), id="append-title")
+            yield TextArea(id="append-text", soft_wrap=True, tab_behavior="focus")
             with Horizontal(classes="append-row"):
                 yield Label("type")
                 yield Select(
@@ -101,28 +118,27 @@ class AppendEventScreen(ModalScreen[dict[str, Any] | None]):
                     value=self._initial_type,
                     allow_blank=False,
                     id="append-type",
+                    compact=True,
                 )
             with Horizontal(classes="append-row"):
                 yield Label("custom")
-                yield Input(placeholder="custom type (optional, overrides)", id="append-custom")
+                yield Input(
+                    placeholder="custom type (optional, overrides type)",
+                    id="append-custom",
+                    compact=True,
+                )
             with Horizontal(classes="append-row"):
                 yield Label("role")
-                yield Input(value=self._auto_role, placeholder="role", id="append-role")
-            with Horizontal(classes="append-row"):
-                yield Label("name")
-                yield Input(placeholder="name (optional, e.g. a tool name)", id="append-name")
-            yield TextArea(id="append-text", soft_wrap=True, tab_behavior="focus")
+                yield Input(
+                    value=self._auto_role, placeholder="role", id="append-role", compact=True
+                )
+                yield Label("name", id="append-name-label")
+                yield Input(placeholder="optional, e.g. a tool", id="append-name", compact=True)
             yield Static(Text(""), id="append-error", markup=False)
             with Horizontal(id="append-buttons"):
-                yield Button("Append", id="append-ok", variant="primary")
-                yield Button("Cancel", id="append-cancel")
-            yield Static(
-                Text("ctrl+s: append  enter: append (single-line fields)  escape: cancel"),
-                id="append-hint",
-            )
-
-    def on_mount(self) -> None:
-        self.query_one("#append-text", TextArea).focus()
+                yield Button("Append", id="append-ok", variant="primary", compact=True)
+                yield Button("Cancel", id="append-cancel", compact=True)
+                yield Static(Text("ctrl+s append · esc cancel · tab next field"), id="append-hint")
 
     def _current_type(self) -> str:
         custom = self.query_one("#append-custom", Input).value.strip()

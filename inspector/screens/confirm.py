@@ -43,7 +43,7 @@ class ConfirmScreen(ModalScreen[bool]):
         max-width: 95%;
         height: auto;
         max-height: 90%;
-        border: thick $warning;
+        border: round $warning;
         background: $surface;
         padding: 0 1;
     }
@@ -76,6 +76,9 @@ class ConfirmScreen(ModalScreen[bool]):
         Binding("escape", "cancel", "Cancel", id="confirm.cancel"),
     ]
 
+    AUTO_FOCUS = "#confirm-yes"
+    """Focused as the screen is composed: y / n / enter typed at once are never lost."""
+
     def __init__(
         self,
         title: str | Text,
@@ -98,9 +101,6 @@ class ConfirmScreen(ModalScreen[bool]):
                 yield Button(safe_text(self._confirm_label), id="confirm-yes", variant="warning")
                 yield Button(safe_text(self._cancel_label), id="confirm-no")
             yield Static(Text("y / enter: confirm   n / escape: cancel"), id="confirm-hint")
-
-    def on_mount(self) -> None:
-        self.query_one("#confirm-yes", Button).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()

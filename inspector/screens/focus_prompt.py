@@ -32,7 +32,7 @@ class FocusPromptScreen(ModalScreen[str | None]):
         width: 72;
         max-width: 95%;
         height: auto;
-        border: thick $accent;
+        border: round $accent;
         background: $surface;
         padding: 0 1;
     }
@@ -47,6 +47,9 @@ class FocusPromptScreen(ModalScreen[str | None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Cancel", id="focus.cancel")
     ]
+
+    AUTO_FOCUS = "#focus-input"
+    """Focused as the screen is composed: text typed right after `c` is never lost."""
 
     def __init__(self, default: str = "") -> None:
         super().__init__()
@@ -63,9 +66,6 @@ class FocusPromptScreen(ModalScreen[str | None]):
             )
             yield Input(value=self._default, placeholder="focus (optional)", id="focus-input")
             yield Static(Text("enter: compact   escape: cancel"), id="focus-hint")
-
-    def on_mount(self) -> None:
-        self.query_one("#focus-input", Input).focus()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
