@@ -67,8 +67,11 @@ def read_bytes_no_symlink(path: Path | str) -> bytes:
         return fh.read()
 
 
-def atomic_write_bytes(path: Path | str, data: bytes) -> None:
-    """Replace `path` with `data` atomically; StoreError (one line, naming the file) on failure."""
+def atomic_write_bytes(path: Path | str, data: bytes, *, sync_folder: bool = True) -> None:
+    """Replace `path` with `data` atomically; StoreError (one line, naming the file) on failure.
+
+    `sync_folder=False`: the caller fsyncs the folder itself later (a pass does it outside the
+    session lock, before anything depends on the rename being durable)."""
     target = Path(path)
     folder = target.parent
     tmp = folder / f".{target.name}.{secrets.token_hex(6)}.tmp"
@@ -95,7 +98,8 @@ def atomic_write_bytes(path: Path | str, data: bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    fsync_dir(folder)
+    if sync_folder:
+        fsync_dir(folder)
 
 
 def atomic_write_text(path: Path | str, text: str) -> None:

@@ -438,8 +438,12 @@ def list_pending(paths: MemoryPaths, warnings: list[str] | None = None) -> list[
     return out
 
 
-def delete_pending(paths: MemoryPaths, pending_id: str) -> None:
-    """Remove the evidence and its sidecar (either may already be gone)."""
+def delete_pending(paths: MemoryPaths, pending_id: str, *, durable: bool = True) -> None:
+    """Remove the evidence and its sidecar (either may already be gone).
+
+    `durable=False` skips the folder fsync: for evidence already indexed, where an unlink lost
+    to a crash only leaves a file recovery deletes again.
+    """
     targets = (paths.pending_file(pending_id), paths.pending_meta_file(pending_id))
     paths.ensure_inside_root(paths.pending_dir)
     removed = False
@@ -453,7 +457,7 @@ def delete_pending(paths: MemoryPaths, pending_id: str) -> None:
             continue
         except OSError as exc:
             raise StoreError(f"cannot delete {path}: {_reason(exc)}") from exc
-    if removed:
+    if removed and durable:
         with contextlib.suppress(StoreError):
             fsync_dir(paths.pending_dir)
 

@@ -447,7 +447,7 @@ def _pass_on_snapshot(
         fault_point("after_pending_commit")
 
         if tail.events:
-            _append_fsync(
+            _append(
                 stage["events"],
                 b"".join(
                     serialize_event(strip_screenshot_data(e), f"appended event {i}")
@@ -468,11 +468,27 @@ def _pass_on_snapshot(
         fault_point("after_summaries_write")
         kept_count = len(head) + len(events) - cut + len(tail.events)
         kept_tokens = retained_tokens + sum(estimate_event_tokens(e) for e in tail.events)
-        fsync_dir(paths.chunks_dir)
-        _after_compaction_state(store, kept_tokens)
+        _after_compaction_state(store, kept_tokens, sync_folder=False)
         fault_point("after_state_write")
-        delete_pending(paths, pending_id)
+        folders = [
+            os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            for folder in (paths.session, paths.chunks_dir)
+        ]
     timings["lock_write"] = _ms(t)
+    # The renames above must be durable before the evidence goes; the folders are fsynced
+    # through descriptors taken under the lock (the right folders even after a rotation),
+    # so these fsyncs do not hold appends up.
+    try:
+        for fd in folders:
+            os.fsync(fd)
+    finally:
+        for fd in folders:
+            os.close(fd)
+    t = time.perf_counter()
+    with store.lock():
+        if not _rotated(store, state):
+            delete_pending(paths, pending_id, durable=False)
+    timings["lock_cleanup"] = _ms(t)
     timings["total"] = _ms(t_total)
 
     result.compacted = True
@@ -534,14 +550,16 @@ def _stage(target: Path, data: bytes) -> Path:
     return tmp
 
 
-def _append_fsync(tmp: Path, data: bytes) -> None:
+def _append(tmp: Path, data: bytes) -> None:
+    """Add the events appended during the pass to the staged events.jsonl. Not fsynced: they
+    were not fsynced in the file they came from either (appends survive a process crash, not
+    a machine crash; see core.store), and the staged bytes before them are."""
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
         try:
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]
-            os.fsync(fd)
         finally:
             os.close(fd)
     except OSError as exc:
@@ -618,13 +636,15 @@ def _abandon(result: PassResult, reason: str, t_total: float) -> PassResult:
     return result
 
 
-def _after_compaction_state(store: SessionStore, kept_tokens: int) -> None:
+def _after_compaction_state(
+    store: SessionStore, kept_tokens: int, *, sync_folder: bool = True
+) -> None:
     """last_prompt_tokens becomes the retained window's estimate, so the next pass does not
     compact again on the stale pre-compaction figure (design: Concurrency)."""
     state = store.read_state()
     state.last_prompt_tokens = kept_tokens
     state.counters["compactions"] = state.counters.get("compactions", 0) + 1
-    store.write_state(state)
+    store.write_state(state, sync_folder=sync_folder)
 
 
 def write_summaries(

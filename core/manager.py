@@ -449,7 +449,10 @@ class MemoryManager:
             docs.append(RecallDoc(entry.chunk_id, "active", entry.summary, events))
         if pending:
             hot_ids = {e.get("id") for e in self.store.read_events().events}
+            indexed = {entry.chunk_id for entry in entries}
             for p in pending:
+                if p.meta.get("chunk_id") in indexed:
+                    continue  # a pass committed it and has yet to delete the evidence
                 gone = [e for e in p.events if e.get("id") not in hot_ids]
                 if gone:
                     summary = p.meta.get("summary")

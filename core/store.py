@@ -599,18 +599,19 @@ class SessionStore:
             state.last_event_at = self._delta_last_event_at
         return state
 
-    def _write_state_file(self, state: SessionState) -> None:
+    def _write_state_file(self, state: SessionState, *, sync_folder: bool = True) -> None:
         data = json.dumps(state.to_json(), ensure_ascii=False, indent=2) + "\n"
-        atomic_write_bytes(self.paths.state, data.encode("utf-8"))
+        atomic_write_bytes(self.paths.state, data.encode("utf-8"), sync_folder=sync_folder)
         self._delta_session = state.session_id
         self._delta_appended = 0
         self._delta_last_event_at = None
 
-    def write_state(self, state: SessionState) -> None:
-        """Write state.json as given (caller holds the lock and read it with `read_state`)."""
+    def write_state(self, state: SessionState, *, sync_folder: bool = True) -> None:
+        """Write state.json as given (caller holds the lock and read it with `read_state`).
+        `sync_folder=False`: the caller fsyncs session/ itself (see atomic_write_bytes)."""
         self._require_lock("write_state")
         self._require_writable()
-        self._write_state_file(state)
+        self._write_state_file(state, sync_folder=sync_folder)
 
     def read_state(self) -> SessionState:
         """state.json; StoreError when there is no session, a fresh stand-in (with a warning)
