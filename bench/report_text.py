@@ -65,7 +65,9 @@ METHOD: list[str] = [
     "  The prefix check is O(1): the pinned inode cannot be reused while open, plus a digest of",
     "  the snapshot's last 64 KiB. The chunk file is a hard link of the pending evidence, and",
     "  evidence and retained lines are copied verbatim from the snapshot (no second",
-    "  serialization) when nothing needs scrubbing.",
+    "  serialization) when nothing needs scrubbing. The only fsync left under the lock is",
+    "  state.json's own; the folders are fsynced through descriptors taken under the lock",
+    "  after it is released, and the indexed evidence is deleted in a second short hold.",
     "- `core/chunks.py`: index.yaml is parsed and emitted with libyaml (`CSafeLoader` /",
     "  `CSafeDumper`: the same documents and text, ~5x faster) and parsed only when its bytes",
     "  changed (digest-keyed cache); before, every pass, prompt and status parsed it in pure",
@@ -82,22 +84,19 @@ METHOD: list[str] = [
 ANALYSIS: dict[str, str] = {
     "append_p99_ms_during_pass": (
         "The pass's own lock holds are a few milliseconds (see `lock_hold_10k` in the details); "
-        "what remains is the disk: the commit fsyncs the staged tail, the chunks folder, "
-        "state.json and the pending folder under the lock, and on this shared virtual disk an "
-        "fsync sometimes takes tens of milliseconds. An append that arrives during such a "
-        "commit waits for it."
+        "what remains is the disk: the commit's one fsync under the lock (state.json, which "
+        "appends also write, so it is read, changed and written under the lock) and the "
+        "renames; on this shared virtual disk an fsync sometimes takes tens of milliseconds, "
+        "and an append that arrives during such a commit waits for it."
     ),
     "append_p99_ratio_vs_locked": (
         "Follows from `append_p99_ms_during_pass`: the locked baseline's p99 is the whole pass "
         "(about the summarizer's time), so the ratio misses only when the project's p99 does."
     ),
     "lock_hold_p99_ms_10k": (
-        "The holds are renames and a handful of fsyncs (tail of the new events.jsonl when "
-        "events arrived during the pass, the chunks folder, state.json, the pending folder). "
-        "On this shared virtual disk an fsync normally takes 0.3–4 ms but occasionally tens of "
-        "milliseconds; a hold that meets such an fsync misses. Moving those fsyncs out of the "
-        "lock would weaken the crash ordering (the evidence must not disappear before the "
-        "renames are durable), so they stay."
+        "The holds are renames plus one fsync (state.json). On this shared virtual disk an "
+        "fsync normally takes 0.3–4 ms but occasionally tens of milliseconds; a hold that "
+        "meets such an fsync misses."
     ),
     "pass_ratio_vs_io_1k": (
         "At 1k events (1 MB) the baseline is one read, one parse and one file written and "
