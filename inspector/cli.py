@@ -15,6 +15,7 @@ import contextlib
 import importlib.util
 import json
 import os
+import re
 import sys
 import tempfile
 import traceback
@@ -364,8 +365,18 @@ class Context:
     def emit_json(self, data: dict[str, Any]) -> None:
         encoding = (getattr(sys.stdout, "encoding", None) or "").lower().replace("-", "")
         text = json.dumps(data, ensure_ascii=encoding != "utf8", indent=2, default=_json_default)
-        sys.stdout.write(text + "\n")
+        sys.stdout.write(_escape_terminal_controls(text) + "\n")
         sys.stdout.flush()
+
+
+_TERMINAL_CONTROLS = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _escape_terminal_controls(text: str) -> str:
+    """C1 controls and bidi overrides as \\uXXXX escapes: still the same JSON value, but
+    nothing that a terminal would act on when the document is printed (json.dumps already
+    escapes C0 controls)."""
+    return _TERMINAL_CONTROLS.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
 
 
 def _json_default(value: object) -> Any:
@@ -422,6 +433,11 @@ def _read_stdin_events(stream: Any) -> list[dict[str, Any]]:
         except json.JSONDecodeError as exc:
             raise BadInputError(
                 f"{where}: not valid JSON ({exc.msg} at column {exc.colno}); nothing was written"
+            ) from None
+        except (ValueError, RecursionError) as exc:
+            reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+            raise BadInputError(
+                f"{where}: not valid JSON ({reason}); nothing was written"
             ) from None
         try:
             events.append(validate_event(obj, where))

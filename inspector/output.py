@@ -224,6 +224,8 @@ def render_status(console: Console, status: Any, manager: Any = None) -> None:
     if index_error:
         rows.append(("index", safe_text(str(index_error), "bold red", limit=400)))
         rows.append(("", _t(("run `session-inspector repair` to rebuild it", "dim"))))
+    for warning in _get(status, "warnings") or []:
+        rows.append(("warning", safe_text(str(warning), "yellow", limit=400)))
     console.print(_kv_table(rows, title="Session"))
 
     archives = list(_get(status, "archives") or [])

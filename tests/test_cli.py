@@ -725,3 +725,44 @@ def test_error_messages_from_data_are_made_visible(
     code, _, err = run(capsys, "--memory-dir", cwd / "evil\x1b[2Jdir", "status")
     assert code == 2
     assert "\x1b" not in err and "\u241b" in err
+
+
+def test_unparsable_number_on_stdin_is_bad_input(tmp_path: Path) -> None:
+    """json.loads raises ValueError (not JSONDecodeError) past 4300 digits."""
+    root = tmp_path / "m"
+    batch = '{"type": "user_input", "content": ' + "9" * 5000 + "}\n"
+    proc = run_cli(["--memory-dir", root, "append", "-"], cwd=tmp_path, stdin=batch)
+    assert proc.returncode == 2, proc.stderr
+    assert last_error_line(proc).startswith("error: stdin line 1: not valid JSON")
+    assert "Traceback" not in proc.stderr
+
+
+def test_json_output_escapes_c1_and_bidi_controls(tmp_path: Path) -> None:
+    root = tmp_path / "m"
+    hostile = "a\u009b31mb\u202ec\u2066d"
+    event = jsonl({"type": "user_input", "content": hostile})
+    assert run_cli(["--memory-dir", root, "append", "-"], cwd=tmp_path, stdin=event).returncode == 0
+    proc = run_cli(
+        ["--memory-dir", root, "--json", "prompt", "--system", "s", "--task", "t"], cwd=tmp_path
+    )
+    assert proc.returncode == 0, proc.stderr
+    for ch in ("\u009b", "\u202e", "\u2066"):
+        assert ch not in proc.stdout
+    messages = json_out(proc)["messages"]
+    assert messages[1]["content"] == hostile, "the JSON value itself is unchanged"
+
+
+def test_human_status_shows_index_warnings(tmp_path: Path) -> None:
+    root = tmp_path / "m"
+    assert (
+        run_cli(
+            ["--memory-dir", root, "append", "--type", "user_input", "--text", "x"], cwd=tmp_path
+        ).returncode
+        == 0
+    )
+    index = root / "session" / "chunks" / "index.yaml"
+    index.parent.mkdir(parents=True, exist_ok=True)
+    index.write_text("version: 1\nchunks:\n  - chunk_id: ../../etc/passwd\n    summary: x\n")
+    proc = run_cli(["--memory-dir", root, "status"], cwd=tmp_path, env={"NO_COLOR": "1"})
+    assert proc.returncode == 0, proc.stderr
+    assert "warning" in proc.stdout and "chunk id" in proc.stdout
