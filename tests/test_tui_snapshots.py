@@ -14,7 +14,13 @@ import pytest
 from textual.pilot import Pilot
 
 from inspector.app import InspectorApp, create_app
-from tests.tui_fixtures import CONFIG, build_basic, build_hostile, build_with_archive
+from tests.tui_fixtures import (
+    CONFIG,
+    build_basic,
+    build_hostile,
+    build_split_first,
+    build_with_archive,
+)
 
 SIZES = [(80, 24), (120, 40)]
 
@@ -45,9 +51,15 @@ VIEWS: dict[str, tuple[str, tuple[str, ...]]] = {
     "archive_list": ("archive", ("6",)),
     "archived_session": ("archive", ("6", "enter")),
     "hostile": ("hostile", ("home",)),
+    "split_turn": ("split", ("home", "down")),
 }
 
-BUILDERS = {"basic": build_basic, "archive": build_with_archive, "hostile": build_hostile}
+BUILDERS = {
+    "basic": build_basic,
+    "archive": build_with_archive,
+    "hostile": build_hostile,
+    "split": build_split_first,
+}
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")

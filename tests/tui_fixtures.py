@@ -10,6 +10,7 @@ writing bytes directly.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -133,7 +134,7 @@ def _fix_compaction_stamps(manager: MemoryManager) -> None:
     with manager.store.lock():
         events = manager.store.read_events(locked=True).events
         for n, event in enumerate(events):
-            if not str(event.get("id", "")).startswith("ev_"):
+            if not re.fullmatch(r"ev_\d{4}", str(event.get("id", ""))):
                 event["id"] = f"ev_syn{n:03d}"
                 event["ts"] = ts(500 + n)
         manager.store.replace_events(events)
@@ -154,6 +155,49 @@ def build_basic(root: Path, *, compact: bool = True, prompt_tokens: int = 3300) 
         _fix_compaction_stamps(manager)
     manager.append_many(conversation(100))
     manager.record_prompt_tokens(prompt_tokens, model="demo-model")
+    _fix_session(manager)
+    return root
+
+
+def long_turn(start: int = 0) -> list[dict[str, Any]]:
+    """A short first turn, then one long tool-heavy turn: a cut by tokens lands inside it."""
+    i = start
+    out = [
+        ev(i, "user_input", "Tidy my phone's storage and tell me what you removed."),
+        ev(i + 1, "assistant_output", "I will look at storage first."),
+        ev(i + 2, "user_input", "Also clear the camera cache. 相机缓存也清一下。"),
+    ]
+    n = i + 3
+    for k, path in enumerate(("/sdcard/DCIM", "/sdcard/Download", "/sdcard/Android", "/data")):
+        call = f"call_{n}"
+        out.append(ev(n, "tool_call", None, name="du", tool_call_id=call, arguments={"p": path}))
+        out.append(
+            ev(
+                n + 1,
+                "tool_result",
+                f"{path}: {k + 2}.{k}G in {120 * (k + 1)} files",
+                name="du",
+                tool_call_id=call,
+            )
+        )
+        out.append(
+            ev(n + 2, "assistant_output", f"{path} holds {k + 2}.{k} GB; checking the next.")
+        )
+        n += 3
+    out.append(ev(n, "assistant_output", "Camera cache cleared: 1.4 GB freed. 已清理。"))
+    return out
+
+
+def build_split_first(root: Path) -> Path:
+    """A session whose first compaction is a split turn: the pinned root, then the synthetic
+    split-turn event, then the rest of the long turn."""
+    write_config_beside(root)
+    manager = MemoryManager(root, CONFIG)
+    manager.append_many(long_turn(0))
+    result = manager.save(force=True)
+    assert result.compacted and result.is_split_turn, result.reason
+    _fix_compaction_stamps(manager)
+    manager.record_prompt_tokens(900, model="demo-model")
     _fix_session(manager)
     return root
 

@@ -6,10 +6,15 @@ text (ids, types, previews) goes into plain `Segment`s: it is never parsed as ma
 no `@click` meta, so nothing in an event can run an action when clicked.
 
 Columns: marks, index, id, time, type, role, cut class, tokens, cumulative tokens from the
-newest, tool call/result link, preview. Marks: `R` pinned root, `S` synthetic split-turn event,
-`!` corrupt line; with the cut preview on, `×` would be compacted (dimmed), `+` leading context
-pulled into the hot window, `^` the turn start of a split turn, and a cut line above the row
-the new hot window would open at.
+newest, tool call/result link, preview. Marks: `R` pinned root (its preview starts "root ·"),
+`S` synthetic split-turn event ("split turn ·"), `!` corrupt line; with the cut preview on, `×`
+would be compacted (dimmed), `+` leading context pulled into the hot window, `^` the turn start
+of a split turn, and a cut line above the row the new hot window would open at.
+
+Every cell is padded to its column's width in terminal cells (`rich.cells`, so CJK text counts
+two), and every row is exactly the widget's width: columns line up in every state. Blank
+padding is drawn in the style of the cell before it, so no styled run of text starts with
+spaces (SVG rasterisers such as rsvg drop those and shift the rest of the run).
 
 Messages: `HotWindow.RowHighlighted(row)` when the cursor moves, `HotWindow.FollowChanged`.
 """
@@ -98,6 +103,30 @@ def _compact_count(n: int) -> str:
     return f"{n / 1_000_000:.0f}M"
 
 
+def _blanks_after_text(segments: list[Segment]) -> list[Segment]:
+    """The same cells, with the leading blanks of each segment moved to the end of the one
+    before it when both have the same background (so the line looks the same)."""
+    out: list[Segment] = []
+    for segment in segments:
+        text, style = segment.text, segment.style
+        blanks = len(text) - len(text.lstrip(" "))
+        if out and blanks and style is not None:
+            prev = out[-1]
+            prev_style = prev.style
+            if (
+                prev_style is not None
+                and prev_style.bgcolor == style.bgcolor
+                and bool(prev_style.reverse) == bool(style.reverse)
+                and not prev_style.underline
+                and not prev_style.strike
+            ):
+                out[-1] = Segment(prev.text + text[:blanks], prev_style)
+                text = text[blanks:]
+        if text:
+            out.append(Segment(text, style))
+    return out
+
+
 class HotWindow(ScrollView, can_focus=True):
     """Every event of the hot window, virtualised; keyboard-driven (mouse optional)."""
 
@@ -112,6 +141,8 @@ class HotWindow(ScrollView, can_focus=True):
         "hot-window--pulled",
         "hot-window--cutline",
         "hot-window--mark",
+        "hot-window--root",
+        "hot-window--synthetic",
         "hot-window--dim",
     }
 
@@ -132,6 +163,8 @@ class HotWindow(ScrollView, can_focus=True):
     HotWindow > .hot-window--pulled { color: $secondary; text-style: bold; }
     HotWindow > .hot-window--cutline { color: $warning; text-style: bold; }
     HotWindow > .hot-window--mark { color: $accent; text-style: bold; }
+    HotWindow > .hot-window--root { color: $success; text-style: bold; }
+    HotWindow > .hot-window--synthetic { color: $warning; text-style: bold; }
     HotWindow > .hot-window--dim { color: $text-muted; }
     """
 
@@ -335,10 +368,14 @@ class HotWindow(ScrollView, can_focus=True):
         index_width = max(3, len(str(max(0, snap.length - 1))))
         cols = columns_for(width, index_width)
         if y == 0:
+            style = base + self._style("header")
             header = " ".join(_fit(c.title, c.width, c.align_right) for c in cols)
-            return Strip([Segment(header, base + self._style("header"))]).adjust_cell_length(
-                width, base + self._style("header")
-            )
+            lead = len(header) - len(header.lstrip(" "))
+            segments = [
+                Segment(header[:lead], style + Style(bold=False)),
+                Segment(header[lead:], style),
+            ]
+            return Strip(segments).adjust_cell_length(width, style)
         line = round(self.scroll_y) + y - 1
         if snap.length == 0:
             if line == 0:
@@ -379,15 +416,9 @@ class HotWindow(ScrollView, can_focus=True):
             row_style = row_style + self._style("compacted")
         if row.corrupt:
             row_style = row_style + self._style("corrupt")
-        mark = (
-            "!"
-            if row.corrupt
-            else "R"
-            if row.index == snap.root_row
-            else "S"
-            if row.synthetic
-            else " "
-        )
+        is_root = row.index == snap.root_row and not row.corrupt
+        mark = "!" if row.corrupt else "R" if is_root else "S" if row.synthetic else " "
+        tag = "root · " if is_root else "split turn · " if row.synthetic else ""
         mark2 = " "
         if preview is not None:
             if compacted:
@@ -411,8 +442,11 @@ class HotWindow(ScrollView, can_focus=True):
             "tokens": _compact_count(row.tokens),
             "cum": _compact_count(snap.cumulative_from_newest(row.index)),
             "link": link_text,
-            "preview": (f"{row.error}: " if row.error else "") + row.preview,
+            "preview": tag + (f"{row.error}: " if row.error else "") + row.preview,
         }
+        mark_style = (
+            "pulled" if pulled else "root" if is_root else "synthetic" if row.synthetic else "mark"
+        )
         segments: list[Segment] = []
         for i, col in enumerate(cols):
             text = _fit(values[col.key], col.width, col.align_right)
@@ -427,13 +461,16 @@ class HotWindow(ScrollView, can_focus=True):
                         }[row.cut]
                     )
                 elif col.key == "mark":
-                    style = style + self._style("pulled" if pulled else "mark")
+                    style = style + self._style(mark_style)
                 elif col.key in ("cum", "link", "time"):
                     style = style + self._style("dim")
+            if col.key == "preview" and tag and not compacted and text.startswith(tag):
+                segments.append(Segment(tag, style + self._style(mark_style)))
+                text = text[len(tag) :]
             segments.append(Segment(text, style))
             if i < len(cols) - 1:
                 segments.append(Segment(" ", row_style))
-        strip = Strip(segments).adjust_cell_length(width, row_style)
+        strip = Strip(_blanks_after_text(segments)).adjust_cell_length(width, row_style)
         if is_cursor:
             cursor = self._style("cursor")
             strip = Strip(list(Segment.apply_style(strip, post_style=cursor)), width)

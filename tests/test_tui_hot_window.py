@@ -1,0 +1,193 @@
+"""The hot-window list: every column lines up in every row state, at 80 and 120 columns, with
+wide (CJK) text; the pinned root and the synthetic split-turn event are marked.
+
+Lines are read back from `HotWindow.render_line` (what the terminal gets) and split into
+terminal cells (a CJK character takes two), so a column that drifts by one cell fails.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from rich.cells import cell_len
+from rich.segment import Segment
+
+from core.events import is_synthetic
+from core.manager import MemoryManager
+from inspector.app import InspectorApp, create_app
+from inspector.model import HotWindowModel
+from inspector.widgets.hot_window import CLASS_LABEL, HotWindow, _blanks_after_text, columns_for
+from tests.test_tui_app import settle
+from tests.tui_fixtures import CONFIG, build_split_first, ev
+
+CJK = "把下载文件夹里超过一个月的安装包都删掉，然后告诉我释放了多少空间。" * 4
+
+
+def _split_root_with_everything(root: Path) -> Path:
+    """build_split_first, plus ambient context pulled in by the next cut, a CJK user input and
+    a corrupt line: every row state the list can show."""
+    build_split_first(root)
+    manager = MemoryManager(root, CONFIG)
+    manager.append_many(
+        [
+            ev(20, "screen_context", "screen: files app, 9.1 GB free"),
+            ev(21, "user_input", CJK),
+            ev(22, "assistant_output", "好的，正在查找旧的安装包。"),
+            ev(23, "备忘", "记下：每月清理一次。"),  # wide text in a middle column
+        ]
+    )
+    manager.close()
+    with (root / "session" / "events.jsonl").open("ab") as fh:
+        fh.write(b'{"broken": [@click=app.quit] \n')
+    return root
+
+
+def _cells(text: str) -> list[str]:
+    """One entry per terminal cell: a wide character, then "" for its second cell."""
+    out: list[str] = []
+    for ch in text:
+        out.append(ch)
+        if cell_len(ch) == 2:
+            out.append("")
+    return out
+
+
+def _make(root: Path) -> InspectorApp:
+    return create_app(root, config=CONFIG, watch=False, display_root="m")
+
+
+@pytest.mark.parametrize("width", [80, 120])
+async def test_every_row_lines_up_in_every_state(tmp_path: Path, width: int) -> None:
+    root = _split_root_with_everything(tmp_path / "m")
+    app = _make(root)
+    async with app.run_test(size=(width, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("p")  # cut preview: compacted rows dimmed, pulled-in context, cut line
+        await settle(app, pilot)
+        hot = app.query_one(HotWindow)
+        await pilot.press("home", "down", "down")  # the cursor on a compacted row
+        await settle(app, pilot)
+        snap = hot.snapshot
+        preview = hot._active_preview()
+        assert preview is not None and preview.plan.pulled_in is not None
+        region = hot.scrollable_content_region
+        assert region.height - 1 >= hot.line_count()  # every line on screen at once
+        cols = columns_for(region.width, max(3, len(str(snap.length - 1))))
+        starts, at = {}, 0
+        for col in cols:
+            starts[col.key] = at
+            at += col.width + 1
+        header = _cells(hot.render_line(0).text)
+        for col in cols:
+            title = "".join(header[starts[col.key] : starts[col.key] + col.width]).strip()
+            assert title == col.title, (col.key, title)
+
+        seen: set[str] = set()
+        for y in range(1, hot.line_count() + 1):
+            line = hot.render_line(y).text
+            assert cell_len(line) == region.width, repr(line)
+            index = hot.line_to_row(round(hot.scroll_y) + y - 1)
+            if index is None:
+                assert "✂ cut" in line
+                seen.add("cut line")
+                continue
+            row = snap.rows[index]
+            cells = _cells(line)
+
+            def cell(key: str, cells: list[str] = cells, line: str = line) -> str:
+                col = next(c for c in cols if c.key == key)
+                start = starts[key]
+                if start:
+                    assert cells[start - 1] == " ", (key, line)  # the separator is in place
+                return "".join(cells[start : start + col.width])
+
+            assert cell("index").strip() == str(row.index)
+            assert cell("index").endswith(str(row.index))  # right-aligned
+            if row.corrupt:
+                assert cell("id").startswith("line")
+                assert cell("type").startswith("(corrupt)")
+                seen.add("corrupt")
+            else:
+                assert row.event_id.startswith(cell("id").rstrip(" …")), (cell("id"), line)
+                assert row.type.startswith(cell("type").rstrip(" …"))
+                assert cell("class").strip() == CLASS_LABEL[row.cut]  # type: ignore[index]
+            assert cell("tokens").strip() == str(row.tokens)
+            assert cell("tokens").endswith(str(row.tokens))
+            cum = str(snap.cumulative_from_newest(row.index))
+            assert cell("cum").strip() == cum and cell("cum").endswith(cum)
+            if "time" in starts and not row.corrupt:
+                assert re.fullmatch(r"\d\d:\d\d:\d\d", cell("time")), line
+            mark = cell("mark")
+            if index == snap.root_row:
+                assert mark[0] == "R" and cell("preview").startswith("root · ")
+                seen.add("root")
+            if row.synthetic:
+                assert mark[0] == "S" and cell("preview").startswith("split turn · ")
+                seen.add("synthetic")
+            if preview.is_compacted(row):
+                assert mark[1] == "×"
+                seen.add("compacted")
+            if preview.is_pulled_in(row):
+                assert mark[1] == "+"
+                seen.add("pulled in")
+            if index == hot.cursor:
+                seen.add("cursor")
+            if row.preview.startswith(CJK[:4]):
+                seen.add("cjk")
+        assert seen == {
+            "cut line",
+            "corrupt",
+            "root",
+            "synthetic",
+            "compacted",
+            "pulled in",
+            "cursor",
+            "cjk",
+        }
+
+
+def test_first_compaction_split_turn_puts_the_synthetic_event_after_the_pinned_root(
+    tmp_path: Path,
+) -> None:
+    root = build_split_first(tmp_path / "m")
+    model = HotWindowModel(root / "session" / "events.jsonl")
+    snap = model.poll().snapshot
+    rows = list(snap.rows)
+    assert snap.root_row == 0 and rows[0].type == "user_input" and not rows[0].synthetic
+    assert rows[1].synthetic and is_synthetic(rows[1].event or {})
+    assert rows[1].type == "system_event"
+    assert [r.index for r in rows if r.synthetic] == [1]
+    assert "Also clear the camera cache" in rows[1].preview  # the turn's own request
+
+
+async def test_root_and_synthetic_marks_on_screen_and_in_the_detail(tmp_path: Path) -> None:
+    root = build_split_first(tmp_path / "m")
+    app = _make(root)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("home")
+        await settle(app, pilot)
+        hot = app.query_one(HotWindow)
+        first, second = hot.render_line(1).text, hot.render_line(2).text
+        assert first.startswith("R ") and "root · Tidy" in first
+        assert second.startswith("S ") and "split turn · " in second
+        detail = str(app.query_one("#detail-body").render())
+        assert "pinned root" in detail
+        await pilot.press("down")
+        await settle(app, pilot)
+        detail = str(app.query_one("#detail-body").render())
+        assert "synthetic split-turn" in detail
+
+
+def test_leading_blanks_move_to_the_cell_before() -> None:
+    from rich.style import Style
+
+    bold, plain = Style(bold=True), Style()
+    out = _blanks_after_text([Segment("split", bold), Segment(" ", plain), Segment("   17", plain)])
+    assert "".join(s.text for s in out) == "split    17"
+    assert [s.text for s in out] == ["split    ", "17"]
+    reverse = Style(reverse=True)
+    out = _blanks_after_text([Segment("x", reverse), Segment("  y", plain)])
+    assert [s.text for s in out] == ["x", "  y"]  # a different background keeps its blanks
