@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.widgets import Static
 
@@ -38,52 +39,164 @@ def _num(n: int | None) -> str:
     return "?" if n is None else f"{n:,}"
 
 
-def render_header(info: HeaderInfo) -> Text:
-    line1 = Text(no_wrap=True, overflow="ellipsis")
-    line1.append("root ", style="dim")
-    root = one_line(info.root, 10_000)
-    line1.append(root if len(root) <= 40 else "…" + root[-39:], style="bold")
-    line1.append("  session ", style="dim")
-    line1.append(one_line(info.session_id or "(none yet)", 40))
-    line1.append("  model ", style="dim")
-    line1.append(one_line(info.model or "(default)", 30))
-    line1.append(f" window {_num(info.context_window)}")
-    if info.archived:
-        line1.append("  ARCHIVED", style="bold")
-    elif info.read_only:
-        line1.append("  READ-ONLY", style="bold")
+def _short_num(n: int | None) -> str:
+    """12,345 as 12k and 1,234,567 as 1.2M; small numbers as they are."""
+    if n is None:
+        return "?"
+    if n < 10_000:
+        return f"{n:,}"
+    if n < 1_000_000:
+        return f"{n // 1000}k"
+    return f"{n / 1_000_000:.1f}M"
 
-    line2 = Text(no_wrap=True, overflow="ellipsis")
-    parts = [
-        ("events", _num(info.event_count) + (" …" if info.loading else "")),
-        ("hot", _num(info.hot_tokens)),
-        ("prompt", _num(info.last_prompt_tokens)),
-        ("chunks", _num(info.chunk_count)),
-        ("pending", _num(info.pending_count)),
-        ("corrupt", _num(info.corrupt_lines)),
-        ("pass", info.maintenance),
-        ("files", info.watch_mode),
-    ]
-    for i, (label, value) in enumerate(parts):
+
+Piece = tuple[str, str]
+"""(text, style) of one run of the header."""
+
+WIDE = 10_000
+
+
+def _line(pieces: list[Piece]) -> Text:
+    """Pieces as one line; blanks that would start a run end the run before it instead (same
+    look in a terminal; SVG rasterisers such as rsvg drop the leading blanks of a run)."""
+    moved: list[Piece] = []
+    for text, style in pieces:
+        blanks = len(text) - len(text.lstrip(" "))
+        if moved and blanks:
+            prev_text, prev_style = moved[-1]
+            moved[-1] = (prev_text + text[:blanks], prev_style)
+            text = text[blanks:]
+        if text:
+            moved.append((text, style))
+    line = Text(no_wrap=True, overflow="ellipsis")
+    for text, style in moved:
+        line.append(text, style=style)
+    return line
+
+
+def _fields(fields: list[tuple[str, str, str]], sep: str) -> list[Piece]:
+    """(label, value, value style) fields joined by a dim separator."""
+    pieces: list[Piece] = []
+    for i, (label, value, style) in enumerate(fields):
         if i:
-            line2.append("  ")
-        line2.append(f"{label} ", style="dim")
-        style = "bold"
-        if label == "corrupt" and info.corrupt_lines:
-            style = "bold red"
-        if label == "pass" and value != "idle":
-            style = "bold yellow"
-        line2.append(value, style=style)
+            pieces.append((sep, "dim"))
+        if label:
+            pieces.append((label + " ", "dim"))
+        pieces.append((value, style))
+    return pieces
+
+
+def _length(pieces: list[Piece]) -> int:
+    return sum(cell_len(text) for text, _ in pieces)
+
+
+def _left_cut(text: str, width: int) -> str:
+    """The end of `text` in at most `width` cells, "…" first when cut (paths keep their tail)."""
+    if cell_len(text) <= width:
+        return text
+    keep = text[-max(1, width - 1) :]
+    while cell_len(keep) > width - 1 and len(keep) > 1:
+        keep = keep[1:]
+    return "…" + keep
+
+
+def _mid_cut(text: str, width: int) -> str:
+    """`text` in at most `width` cells with its middle replaced by "…" (ids keep both ends)."""
+    if cell_len(text) <= width or width < 5:
+        return text
+    head = (width - 1) // 2
+    tail = width - 1 - head
+    return text[:head] + "…" + text[-tail:]
+
+
+def header_line1(info: HeaderInfo, width: int = WIDE) -> Text:
+    """root │ session │ model and window │ ARCHIVED / READ-ONLY, shortened to fit `width`:
+    the root from the left, the window's label, the separators, the window (the budget gauge
+    shows it too), then the model name and last the session id in the middle."""
+    root = one_line(info.root, 10_000)
+    session = one_line(info.session_id or "(none yet)", 60)
+    model = one_line(info.model or "(default)", 30)
+    flag = "ARCHIVED" if info.archived else "READ-ONLY" if info.read_only else ""
+    window = f"window {_num(info.context_window)}"
+
+    sep = " │ "
+
+    def build() -> list[Piece]:
+        fields = [
+            ("root", root, "bold"),
+            ("session", session, ""),
+            ("model", f"{model} · {window}" if window else model, ""),
+        ]
+        if flag:
+            fields.append(("", flag, "bold reverse"))
+        return _fields(fields, sep)
+
+    over = _length(build()) - width
+    if over > 0:
+        root = _left_cut(root, max(8, cell_len(root) - over))
+        over = _length(build()) - width
+    if over > 0:
+        window = f"{_short_num(info.context_window)} tok"
+        over = _length(build()) - width
+    if over > 0:
+        sep = "  "
+        over = _length(build()) - width
+    if over > 0:
+        window = ""  # the budget gauge below shows the window too
+        over = _length(build()) - width
+    if over > 0:
+        model = _mid_cut(model, max(12, cell_len(model) - over))
+        over = _length(build()) - width
+    if over > 0:
+        session = _mid_cut(session, max(12, cell_len(session) - over))
+    return _line(build())
+
+
+def header_line2(info: HeaderInfo, width: int = WIDE) -> Text:
+    """The counts, with full labels and " │ " between them when they fit, else closer
+    together, else with short labels (ev, pend, bad), short numbers (12k) and no zero
+    pending / corrupt counts."""
+    corrupt_style = "bold red" if info.corrupt_lines else "bold"
+    pass_style = "bold" if info.maintenance == "idle" else "bold yellow"
+
+    def build(short: bool, sep: str) -> list[Piece]:
+        num = _short_num if short else _num
+        events = num(info.event_count) + (" …" if info.loading else "")
+        fields = [
+            ("ev" if short else "events", events, "bold"),
+            ("hot", num(info.hot_tokens), "bold"),
+            ("prompt", num(info.last_prompt_tokens), "bold"),
+            ("chunks", num(info.chunk_count), "bold"),
+        ]
+        if not short or info.pending_count:
+            fields.append(("pend" if short else "pending", num(info.pending_count), "bold"))
+        if not short or info.corrupt_lines:
+            fields.append(("bad" if short else "corrupt", num(info.corrupt_lines), corrupt_style))
+        fields.append(("pass", info.maintenance, pass_style))
+        fields.append(("" if short else "files", info.watch_mode, "bold"))
+        return _fields(fields, sep)
+
+    pieces = build(False, " │ ")
+    for short, sep in ((False, "  "), (True, "  "), (True, " ")):
+        if _length(pieces) <= width:
+            break
+        pieces = build(short, sep)
     if info.index_error:
-        line2.append("  index: ", style="bold red")
-        line2.append(one_line(info.index_error, 80), style="red")
-    out = Text("\n", no_wrap=True, overflow="ellipsis").join([line1, line2])
+        pieces.append(("  index: ", "bold red"))
+        pieces.append((one_line(info.index_error, 80), "red"))
+    return _line(pieces)
+
+
+def render_header(info: HeaderInfo, width: int = WIDE) -> Text:
+    out = Text("\n", no_wrap=True, overflow="ellipsis").join(
+        [header_line1(info, width), header_line2(info, width)]
+    )
     out.no_wrap = True
     return out
 
 
 class StatusHeader(Static):
-    """Two status lines at the top of the screen."""
+    """Two status lines at the top of the screen, fitted to its width."""
 
     DEFAULT_CSS = """
     StatusHeader {
@@ -99,7 +212,14 @@ class StatusHeader(Static):
         super().__init__(render_header(info), id=id, markup=False)
         self.info = info
 
+    def _fit_width(self) -> int:
+        width = self.content_region.width
+        return width if width > 0 else WIDE
+
     def set_info(self, info: HeaderInfo) -> None:
         if info != self.info:
             self.info = info
-            self.update(render_header(info))
+            self.update(render_header(info, self._fit_width()))
+
+    def on_resize(self) -> None:
+        self.update(render_header(self.info, self._fit_width()))

@@ -1,0 +1,67 @@
+"""Smaller widgets at the sizes people use: the status header at 80 columns, and the full app at
+80x24 with nothing cut off."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from inspector.widgets.status_header import HeaderInfo, render_header
+from tests.test_tui_app import make, screen_text, settle
+from tests.tui_fixtures import FIXED_SESSION, build_basic
+
+DEMO_LIKE = HeaderInfo(
+    root="/tmp/session-inspector-demo-vacixcsf/memory",
+    session_id="s-20261129T192416Z-5a4c3b",
+    model="qwen2.5-7b-instruct",
+    context_window=6000,
+    event_count=1234,
+    hot_tokens=12_345,
+    last_prompt_tokens=4_608,
+    chunk_count=7,
+    pending_count=1,
+    corrupt_lines=0,
+    maintenance="running",
+    watch_mode="watched",
+)
+
+
+@pytest.mark.parametrize("width", [78, 118, 158])
+def test_header_fits_its_width_and_keeps_every_field(width: int) -> None:
+    text = render_header(DEMO_LIKE, width).plain
+    line1, line2 = text.split("\n")
+    assert len(line1) <= width and len(line2) <= width
+    assert "…" not in line2
+    assert "s-20261129T192416Z-5a4c3b" in line1  # the session id is never cut at these sizes
+    assert "qwen2.5" in line1 and "memory" in line1
+    for value in ("1,234", "12", "4,608", "7", "pend", "running", "watched"):
+        assert value in line2
+    if width >= 118:
+        assert " │ session " in line1 and "-vacixcsf/memory" in line1
+        assert "events 1,234 │ hot 12,345 │ prompt 4,608" in line2
+
+
+def test_header_fields_are_separated() -> None:
+    line1 = render_header(HeaderInfo(root="m", session_id=FIXED_SESSION), 200).plain.split("\n")[0]
+    assert line1.startswith(f"root m │ session {FIXED_SESSION} │ model (default)")
+
+
+def test_header_runs_never_start_with_blanks() -> None:
+    """Rasterised SVG snapshots (rsvg) drop the blanks that start a styled run: blanks end the
+    run before instead, so "root m" never touches "session" in a PNG either."""
+    for width in (78, 200):
+        for line in render_header(DEMO_LIKE, width).split("\n"):
+            runs = [line.plain[span.start : span.end] for span in line.spans]
+            assert runs and all(not run.startswith(" ") for run in runs), runs
+
+
+async def test_80x24_header_is_not_cut(tmp_path: Path) -> None:
+    root = build_basic(tmp_path / "m")
+    app = make(root)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        lines = screen_text(app).split("\n")
+        assert FIXED_SESSION in lines[0] and "demo-model" in lines[0]
+        assert "…" not in lines[0] and "…" not in lines[1]
+        assert "off" in lines[1] and "idle" in lines[1]
