@@ -397,7 +397,7 @@ class InspectorApp(App[int]):
         self._update_size_class()
 
     def _update_size_class(self) -> None:
-        self.screen.set_class(self.size.width < 160, "-narrow")
+        self.screen_stack[0].set_class(self.size.width < 160, "-narrow")
 
     # -- activity / errors ------------------------------------------------------------------
 
@@ -576,6 +576,9 @@ class InspectorApp(App[int]):
         self._last_chunk_count = status.chunk_count
         del self.prompt_history[:-SPARK_HISTORY]
         self._update_header()
+        self.query_one(PlanPanel).set_defaults(
+            self.config.keep_recent_tokens, self.config.hot_window_events, status.last_prompt_tokens
+        )
         if (
             prev.last_prompt_tokens != status.last_prompt_tokens
             or prev.model != status.model
@@ -977,6 +980,7 @@ class InspectorApp(App[int]):
         hot = self.query_one(HotWindow)
         hot.show_preview = not hot.show_preview
         self.query_one("#plan", PlanPanel).display = hot.show_preview
+        self.screen_stack[0].set_class(hot.show_preview, "-plan")
         self.action_show_tab("hot")
         self._jump_to_cut = hot.show_preview and not hot.show_cut()
         if self.preview is None:
@@ -989,6 +993,7 @@ class InspectorApp(App[int]):
         hot.show_preview = True
         panel = self.query_one("#plan", PlanPanel)
         panel.display = True
+        self.screen_stack[0].set_class(True, "-plan")
         panel.focus_what_if()
 
     def action_toggle_follow(self) -> None:

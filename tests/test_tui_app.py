@@ -205,6 +205,41 @@ async def test_what_if_moves_the_cut_and_writes_nothing(basic: Path) -> None:
     assert (basic / "session" / "state.json").read_bytes() == state_before
 
 
+async def test_what_if_inputs_readable_at_80x24_and_bad_numbers_explained(basic: Path) -> None:
+    app = make(basic)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("w")
+        await settle(app, pilot)
+        text = screen_text(app)
+        for label, placeholder in (
+            ("keep_recent_tokens", "120 (config)"),
+            ("hot_window_events", "8 (config)"),
+            ("prompt tokens", "3,300 (last run)"),
+        ):
+            line = next(line for line in text.split("\n") if label in line)
+            assert placeholder in line, line  # label and value in force, in full
+        first = app.preview
+        assert first is not None
+        panel = app.query_one(PlanPanel)
+
+        def message() -> str:
+            return str(panel.query_one("#whatif-error").render())
+
+        await pilot.press(*"abc")  # keep_recent_tokens
+        await settle(app, pilot)
+        assert "keep_recent_tokens: 'abc' is not a whole number" in message()
+        assert app.preview is not None and app.preview.plan.cut_index == first.plan.cut_index
+        await pilot.press("tab", "0")  # hot_window_events
+        await settle(app, pilot)
+        assert "hot_window_events: 0 is below 1" in message()
+        await pilot.press("shift+tab", *["backspace"] * 3, *"20")
+        await settle(app, pilot)
+        assert "is not a whole number" not in message() and "hot_window_events: 0" in message()
+        assert "✗ hot_window_events" in screen_text(app)
+        assert app.preview is not None and app.preview.plan.keep_recent_tokens == 20
+
+
 async def test_maintenance_compacts_and_logs_timings(basic: Path) -> None:
     app = make(basic)
     async with app.run_test(size=SIZE) as pilot:

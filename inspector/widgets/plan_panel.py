@@ -36,23 +36,37 @@ class WhatIf:
         )
 
 
-def _int_or_none(text: str) -> int | None:
-    text = text.strip().replace(",", "").replace("_", "")
-    if not text:
-        return None
+def parse_count(text: str, *, minimum: int) -> tuple[int | None, str | None]:
+    """(value, None) for a whole number ≥ minimum ("20,000" and "20_000" allowed), (None, None)
+    for an empty field, (None, why) for anything else."""
+    cleaned = text.strip().replace(",", "").replace("_", "")
+    if not cleaned:
+        return None, None
     try:
-        value = int(text)
+        value = int(cleaned)
     except ValueError:
-        return None
-    return value if value >= 0 else None
+        return None, f"{text.strip()!r} is not a whole number"
+    if value < minimum:
+        return None, f"{value} is below {minimum}"
+    if value > MAX_WHAT_IF:
+        return None, f"{value:,} is above {MAX_WHAT_IF:,}"
+    return value, None
+
+
+MAX_WHAT_IF = 100_000_000
+
+FIELDS: tuple[tuple[str, str, int], ...] = (
+    ("keep", "keep_recent_tokens", 1),
+    ("hot", "hot_window_events", 1),
+    ("prompt", "prompt tokens", 0),
+)
+"""(input id suffix, label, smallest value) of the what-if inputs."""
 
 
 def render_plan(
     plan: CompactionPlan | None, trigger: TriggerDecision | None, what_if: WhatIf
 ) -> Text:
     out = Text()
-    if what_if.active:
-        out.append("WHAT-IF (nothing is written)\n", style="bold reverse")
     if trigger is not None:
         out.append("trigger: ", style="dim")
         out.append(
@@ -83,14 +97,22 @@ def render_plan(
 
 
 class PlanPanel(Vertical):
-    """Explanation + three what-if inputs (keep_recent_tokens, hot_window_events, prompt)."""
+    """Explanation, and (after `w`) three what-if inputs: keep_recent_tokens, hot_window_events
+    and prompt tokens, each labelled, showing the value in force as its placeholder, with a
+    message under them when a value is not a usable number."""
 
     DEFAULT_CSS = """
     PlanPanel { height: 1fr; }
-    PlanPanel > #whatif-row { height: 1; }
-    PlanPanel > #whatif-row > Label { width: auto; padding: 0 0 0 1; }
-    PlanPanel > #whatif-row > Input { width: 1fr; min-width: 8; }
-    PlanPanel > VerticalScroll { height: 1fr; }
+    PlanPanel > #whatif { height: auto; display: none; padding: 0 1; background: $boost; }
+    PlanPanel.-what-if > #whatif { display: block; }
+    PlanPanel #whatif-title { color: $text-muted; }
+    PlanPanel .whatif-row { height: 1; }
+    PlanPanel .whatif-row > Label { width: 19; }
+    PlanPanel .whatif-row > Input { width: 1fr; min-width: 10; background: $panel; }
+    PlanPanel .whatif-row > Input:focus { background: $primary 30%; }
+    PlanPanel .whatif-row > Input.-bad { background: $error 30%; }
+    PlanPanel #whatif-error { color: $error; height: auto; }
+    PlanPanel > VerticalScroll { height: 1fr; padding: 0 1; }
     PlanPanel #plan-body { height: auto; }
     """
 
@@ -99,35 +121,82 @@ class PlanPanel(Vertical):
             super().__init__()
             self.what_if = what_if
 
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.errors: dict[str, str] = {}
+        self._defaults: dict[str, str] = {}
+
     def compose(self) -> ComposeResult:
-        with Horizontal(id="whatif-row"):
-            yield Label("keep ")
-            yield Input(
-                placeholder="keep_recent_tokens", id="whatif-keep", type="integer", compact=True
+        with Vertical(id="whatif"):
+            yield Static(
+                Text.assemble(("WHAT-IF", "bold"), " · nothing is written"),
+                id="whatif-title",
             )
-            yield Label("hot ")
-            yield Input(
-                placeholder="hot_window_events", id="whatif-hot", type="integer", compact=True
-            )
-            yield Label("prompt ")
-            yield Input(placeholder="tokens", id="whatif-prompt", type="integer", compact=True)
+            for key, label, _ in FIELDS:
+                with Horizontal(classes="whatif-row"):
+                    yield Label(label)
+                    yield Input(placeholder="", id=f"whatif-{key}", compact=True)
+            yield Static(Text(""), id="whatif-error", markup=False)
         with VerticalScroll(id="plan-scroll"):
             yield Static(Text("planning…", style="dim"), id="plan-body", markup=False)
 
+    def set_defaults(
+        self, keep_recent_tokens: int, hot_window_events: int, prompt_tokens: int | None
+    ) -> None:
+        """The values in force, shown as each empty input's placeholder."""
+        values = {
+            "keep": f"{keep_recent_tokens:,} (config)",
+            "hot": f"{hot_window_events:,} (config)",
+            "prompt": f"{prompt_tokens:,} (last run)" if prompt_tokens is not None else "unknown",
+        }
+        if values == self._defaults:
+            return
+        self._defaults = values
+        for key, placeholder in values.items():
+            self.query_one(f"#whatif-{key}", Input).placeholder = placeholder
+
     @property
     def what_if(self) -> WhatIf:
+        values: dict[str, int | None] = {}
+        for key, _label, minimum in FIELDS:
+            values[key], _ = parse_count(
+                self.query_one(f"#whatif-{key}", Input).value, minimum=minimum
+            )
         return WhatIf(
-            keep_recent_tokens=_int_or_none(self.query_one("#whatif-keep", Input).value),
-            hot_window_events=_int_or_none(self.query_one("#whatif-hot", Input).value),
-            prompt_tokens=_int_or_none(self.query_one("#whatif-prompt", Input).value),
+            keep_recent_tokens=values["keep"],
+            hot_window_events=values["hot"],
+            prompt_tokens=values["prompt"],
         )
+
+    def _validate(self) -> None:
+        self.errors = {}
+        for key, label, minimum in FIELDS:
+            field = self.query_one(f"#whatif-{key}", Input)
+            _, why = parse_count(field.value, minimum=minimum)
+            field.set_class(why is not None, "-bad")
+            if why is not None:
+                self.errors[key] = f"{label}: {why} (the value in force is used)"
+        message = Text()
+        for i, why in enumerate(self.errors.values()):
+            if i:
+                message.append("\n")
+            message.append("✗ " + why)
+        self.query_one("#whatif-error", Static).update(message)
 
     @on(Input.Changed)
     def _changed(self, event: Input.Changed) -> None:
         event.stop()
+        self._validate()
         self.post_message(self.WhatIfChanged(self.what_if))
 
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        """Enter moves to the next field (and from the last one back to the list)."""
+        event.stop()
+        self.screen.focus_next()
+
     def focus_what_if(self) -> None:
+        self.add_class("-what-if")
         self.query_one("#whatif-keep", Input).focus()
 
     def show(self, plan: CompactionPlan | None, trigger: TriggerDecision | None) -> None:
