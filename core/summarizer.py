@@ -667,7 +667,15 @@ class ExtractiveSummarizer:
             b.add("Context for the retained suffix", f"path: {path}", 60)
         for url in facts.urls[:5]:
             b.add("Context for the retained suffix", f"url: {url}", 60)
-        b.lines.append(_Line("Original request", request or "(not in this range)", PINNED, -1))
+        b.lines.append(
+            _Line(
+                "Original request",
+                request
+                or "(the pinned root input: it stays verbatim at the top of the hot window)",
+                PINNED,
+                -1,
+            )
+        )
         sections = [(key, f"{key}:") for key in TURN_PREFIX_SECTIONS]
         return _bounded(head, sections, b.lines, frozenset({"Original request"}), max_tokens)
 
