@@ -544,6 +544,33 @@ async def test_summary_view_links_never_run_anything() -> None:
         assert "[@click=app.sentinel]x[/]" in str(paragraph.render())
 
 
+async def test_summary_view_keeps_each_line_of_a_chunk_summary() -> None:
+    md = (
+        "# Session History (compressed chunks)\n\n## Rolling Summary\n\n"
+        "old line one\nold line two\n\n## Recent Chunks\n\n"
+        "- **chunk_0007**\n  Goal:\n  - tidy storage\n  Progress:\n  Done and verified.\n"
+        "  Key Decisions: keep photos\n"
+    )
+    view = SummaryView()
+    app = ViewHost(view)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await view.set_data(md, None, 100)
+        await pilot.pause()
+        rendered = markdown_text(view, "#summary-md")
+        lines = [line.strip(" •▪") for line in rendered.split("\n")]
+        for line in (
+            "old line one",
+            "old line two",
+            "chunk_0007",
+            "Goal:",
+            "tidy storage",
+            "Progress:",
+            "Done and verified.",
+            "Key Decisions: keep photos",
+        ):
+            assert line in lines, (line, lines)
+
+
 @pytest.mark.parametrize(
     "text",
     [

@@ -160,6 +160,7 @@ def header_line2(info: HeaderInfo, width: int = WIDE) -> Text:
     pass_style = "bold" if info.maintenance == "idle" else "bold yellow"
 
     def build(short: bool, sep: str) -> list[Piece]:
+        tight = sep == " "
         num = _short_num if short else _num
         events = num(info.event_count) + (" …" if info.loading else "")
         fields = [
@@ -173,7 +174,7 @@ def header_line2(info: HeaderInfo, width: int = WIDE) -> Text:
         if not short or info.corrupt_lines:
             fields.append(("bad" if short else "corrupt", num(info.corrupt_lines), corrupt_style))
         fields.append(("pass", info.maintenance, pass_style))
-        fields.append(("" if short else "files", info.watch_mode, "bold"))
+        fields.append(("" if tight else "files", info.watch_mode, "bold"))
         return _fields(fields, sep)
 
     pieces = build(False, " │ ")

@@ -34,6 +34,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Literal
 
+from markdown_it import MarkdownIt
+from markdown_it.rules_core import StateCore
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -57,11 +59,28 @@ RAW_LINE_LIMIT = 20_000
 FileName = Literal["summary", "archive"]
 
 
+def _softbreaks_to_hardbreaks(state: StateCore) -> None:
+    for token in state.tokens:
+        if token.type == "inline" and token.children:
+            for child in token.children:
+                if child.type == "softbreak":
+                    child.type = "hardbreak"
+
+
+def line_preserving_parser() -> MarkdownIt:
+    """GFM-like Markdown in which every line break is kept: a chunk summary's "Goal:",
+    "Progress:", "Key Decisions:" lines stay lines instead of one merged paragraph."""
+    parser = MarkdownIt("gfm-like", {"breaks": True})
+    parser.core.ruler.push("softbreaks_to_hardbreaks", _softbreaks_to_hardbreaks)
+    return parser
+
+
 class SafeMarkdown(Markdown):
-    """Markdown that never follows a link: a click only says that links are not followed."""
+    """Markdown that never follows a link (a click only says that links are not followed) and
+    keeps every line break."""
 
     def __init__(self, markdown: str = "", *, id: str | None = None) -> None:
-        super().__init__(markdown, id=id, open_links=False)
+        super().__init__(markdown, id=id, open_links=False, parser_factory=line_preserving_parser)
 
     def on_markdown_link_clicked(self, event: Markdown.LinkClicked) -> None:
         event.prevent_default()
