@@ -336,10 +336,10 @@ async def test_chunks_view_reload_shows_index_and_pending(memory: MemoryManager)
         assert table.row_count == 3
         row0, row1, row2 = cells(table, 0), cells(table, 1), cells(table, 2)
         assert row0[:3] == ["chunk_0001", "active", "2"]
-        assert row0[7] == "extractive"
+        assert row0[5] == "extractive"
         assert row1[:3] == ["chunk_0002", "active", "3"]
-        assert row1[6] == "split" and row1[7] == "openai"
-        assert '"tokens_before":1234' in row1[8]
+        assert row1[3] == "split" and row1[5] == "openai"
+        assert row1[4] == "from ev_k · 1,234→? tok"  # cut_meta in words, not JSON
         assert row2[1] == "pending" and row2[0].startswith("pending-2026")
         assert row2[2] == "1"
         # First row selected: summary at once, events read by the worker.
@@ -382,6 +382,8 @@ async def test_chunks_view_split_turn_marked_and_hostile_text_literal(
         assert "\x1b" not in events
         # Clicking everywhere on the detail and the table runs no action.
         for selector in ("#chunks-summary", "#chunks-events", "#chunks-table"):
+            view.query_one(selector).scroll_visible(animate=False, immediate=True)
+            await pilot.pause()
             for x in range(0, 70, 7):
                 await pilot.click(selector, offset=(x, 1))
         await pilot.pause()
@@ -420,7 +422,7 @@ async def test_chunks_view_hostile_chunk_id_and_missing_file(memory: MemoryManag
         assert row[0].startswith("[@click=app.sentinel]x[/]␛[31m")  # capped cell
         header = static_text(view.query_one("#chunks-summary", Static))
         assert header.startswith("[@click=app.sentinel]x[/]␛[31m<U+202E>  active")
-        assert row[3] == "[@click=app.quit]a[/]" and row[5] == "[b"
+        assert row[7] == "[@click=app.quit]a[/]" and row[6] == "[b"
         # The id is refused before any file is opened; the error is shown, not raised.
         events = static_text(view.query_one("#chunks-events", Static))
         assert "invalid chunk id" in events

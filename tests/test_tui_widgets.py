@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from inspector.widgets.chunks_view import ChunkRow, cut_meta_detail, cut_meta_summary
 from inspector.widgets.status_header import HeaderInfo, render_header
 from tests.test_tui_app import make, screen_text, settle
 from tests.tui_fixtures import FIXED_SESSION, build_basic
@@ -65,3 +66,43 @@ async def test_80x24_header_is_not_cut(tmp_path: Path) -> None:
         assert FIXED_SESSION in lines[0] and "demo-model" in lines[0]
         assert "…" not in lines[0] and "…" not in lines[1]
         assert "off" in lines[1] and "idle" in lines[1]
+
+
+def test_cut_meta_in_words_for_the_table_and_in_full_for_the_detail() -> None:
+    meta = {
+        "first_kept_event_id": "ev_9262a59491024e0c8112",
+        "tokens_before": 3400,
+        "kept_tokens_estimate": 1200,
+        "is_split_turn": True,
+        "turn_start_event_id": "ev_0002",
+        "note": "[@click=app.quit]x[/]",
+    }
+    assert cut_meta_summary(meta, "token") == "token · from ev_9262a… · 3,400→1,200 tok"
+    assert cut_meta_summary(None) == "" and cut_meta_summary({}, "count") == "count"
+    row = ChunkRow(
+        chunk_id="chunk_0007",
+        source="active",
+        event_count=87,
+        first_event_id="ev_0001",
+        last_event_id="ev_0087",
+        created_at="2026-01-01T11:00:00Z",
+        is_split_turn=True,
+        summary_backend="extractive",
+        cut_meta=meta,
+        summary="",
+        extra={"path": "token"},
+    )
+    detail = cut_meta_detail(row).plain
+    for expected in (
+        "token path · split turn",
+        "turn start  ev_0002",
+        "first kept  ev_9262a59491024e0c8112",  # in full here
+        "3,400 before → 1,200 kept",
+        "events      87",
+        "first event ev_0001",
+        "last event  ev_0087",
+        "backend     extractive",
+        "created     2026-01-01 11:00:00",
+        "[@click=app.quit]x[/]",  # unknown fields shown, literally
+    ):
+        assert expected in detail, (expected, detail)

@@ -188,10 +188,79 @@ def events_text(events: Sequence[dict[str, Any]], bad_lines: int = 0) -> Text:
     return out
 
 
-def _cut_meta_cell(cut_meta: dict[str, Any] | None) -> Text:
-    if not cut_meta:
-        return Text("")
-    return safe_line(compact_json(cut_meta), "dim", limit=80)
+def _short_id(value: object, keep: int = 10) -> str:
+    text = one_line(str(value), 200)
+    return text if len(text) <= keep + 1 else text[:keep] + "…"
+
+
+def _count(value: object) -> str:
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else "?"
+
+
+def cut_meta_summary(cut_meta: dict[str, Any] | None, path: object = None) -> str:
+    """cut_meta in a few words for the table, e.g. "token · from ev_0008 · 3,400→1,200 tok"
+    (the path, the first kept event, tokens before → kept; split turns have their own
+    column); "" when there is none."""
+    parts: list[str] = []
+    if isinstance(path, str) and path:
+        parts.append(one_line(path, 12))
+    if cut_meta:
+        if cut_meta.get("first_kept_event_id") is not None:
+            parts.append(f"from {_short_id(cut_meta['first_kept_event_id'], 8)}")
+        before, kept = cut_meta.get("tokens_before"), cut_meta.get("kept_tokens_estimate")
+        if before is not None or kept is not None:
+            parts.append(f"{_count(before)}→{_count(kept)} tok")
+    return " · ".join(parts)
+
+
+def cut_meta_detail(row: ChunkRow) -> Text:
+    """Every cut_meta field (and how the chunk was made) spelled out, for the detail pane."""
+    meta = row.cut_meta or {}
+    out = Text()
+
+    def line(label: str, value: str) -> None:
+        out.append(f"{label:<12}", style="dim")
+        out.append_text(safe_line(value, limit=200))
+        out.append("\n")
+
+    path = row.extra.get("path")
+    how = [
+        f"{one_line(str(path), 20)} path" if path else "",
+        "split turn" if row.is_split_turn else "",
+    ]
+    line("cut", " · ".join(h for h in how if h) or "(not recorded)")
+    if meta.get("turn_start_event_id") is not None:
+        line("turn start", str(meta["turn_start_event_id"]))
+    if meta.get("first_kept_event_id") is not None:
+        line("first kept", str(meta["first_kept_event_id"]))
+    if "tokens_before" in meta or "kept_tokens_estimate" in meta:
+        line(
+            "tokens",
+            f"{_count(meta.get('tokens_before'))} before → "
+            f"{_count(meta.get('kept_tokens_estimate'))} kept (estimates)",
+        )
+    line("events", "?" if row.event_count is None else f"{row.event_count:,}")
+    line("first event", row.first_event_id or "?")
+    line("last event", row.last_event_id or "?")
+    line("backend", row.summary_backend or "?")
+    line("created", _created(row.created_at) or "?")
+    known = {
+        "first_kept_event_id",
+        "tokens_before",
+        "kept_tokens_estimate",
+        "is_split_turn",
+        "turn_start_event_id",
+    }
+    for key in sorted(k for k in meta if k not in known)[:10]:
+        line(one_line(str(key), 11), compact_json(meta[key]))
+    return out
+
+
+def _created(value: str | None) -> str:
+    """2026-11-29T19:24:16.023Z as 2026-11-29 19:24:16 (anything else as it is)."""
+    if value and len(value) >= 19 and value[10] in "Tt":
+        return value[:10] + " " + value[11:19]
+    return value or ""
 
 
 class ChunksView(Vertical):
@@ -212,8 +281,9 @@ class ChunksView(Vertical):
         display: block;
     }
     ChunksView > #chunks-table {
-        height: 1fr;
-        min-height: 4;
+        height: auto;
+        max-height: 50%;
+        min-height: 3;
     }
     ChunksView > #chunks-detail {
         height: 1fr;
@@ -237,13 +307,14 @@ class ChunksView(Vertical):
         "chunk id",
         "source",
         "events",
+        "split",
+        "cut_meta",
+        "backend",
+        "created",
         "first id",
         "last id",
-        "created",
-        "split",
-        "backend",
-        "cut_meta",
     )
+    """Most telling first: at 80 columns chunk id … cut_meta fit, the rest scrolls."""
 
     class ChunkHighlighted(Message):
         """The cursor moved onto a chunk (or pending evidence) row."""
@@ -354,12 +425,12 @@ class ChunksView(Vertical):
             safe_line(row.chunk_id, "bold", limit=32),
             Text(row.source, style=SOURCE_STYLE.get(row.source, "")),
             Text("?" if row.event_count is None else str(row.event_count), justify="right"),
+            Text("split", style="bold yellow") if row.is_split_turn else Text(""),
+            safe_line(cut_meta_summary(row.cut_meta, row.extra.get("path")), "dim", limit=60),
+            safe_line(row.summary_backend or "", limit=24),
+            safe_line(_created(row.created_at), limit=24),
             safe_line(row.first_event_id or "", limit=24),
             safe_line(row.last_event_id or "", limit=24),
-            safe_line(row.created_at or "", limit=24),
-            Text("split", style="bold yellow") if row.is_split_turn else Text(""),
-            safe_line(row.summary_backend or "", limit=24),
-            _cut_meta_cell(row.cut_meta),
         ]
 
     def reload(self) -> None:
@@ -428,6 +499,8 @@ class ChunksView(Vertical):
         header.append_text(safe_line(row.chunk_id, "bold", limit=120))
         header.append("  ")
         header.append(row.source, style=SOURCE_STYLE.get(row.source, ""))
+        header.append("\n")
+        header.append_text(cut_meta_detail(row))
         header.append("\n")
         header.append_text(summary_text(row.summary))
         if row.events is not None:
