@@ -32,6 +32,7 @@ from textual.css.query import NoMatches
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Footer, Input, Static, TabbedContent, TabPane, TextArea
+from textual.widgets._footer import FooterKey
 from textual.worker import Worker, WorkerState
 
 from core.config import CompactionConfig, load_config
@@ -230,6 +231,25 @@ class InspectorTabs(TabbedContent):
             event.stop()
 
 
+NARROW_FOOTER = 100
+"""Below this width the footer leaves out the keys used least (all stay in the palette)."""
+FOOTER_HOT_ONLY = frozenset({"toggle_preview", "what_if", "toggle_follow"})
+FOOTER_WIDE_ONLY = frozenset({"rotate", "repair", "toggle_follow"})
+# The demo's keys (space, s) are on the demo bar itself, not in the footer.
+
+
+class InspectorFooter(Footer):
+    """The footer without the keys `InspectorApp.footer_hidden()` leaves out for this tab and
+    width, so what is shown is never cut off (ctrl+p lists every action with its key)."""
+
+    def compose(self) -> ComposeResult:
+        hidden = getattr(self.app, "footer_hidden", lambda: frozenset())()
+        for widget in super().compose():
+            if isinstance(widget, FooterKey) and widget.action in hidden:
+                continue
+            yield widget
+
+
 class InspectorApp(App[int]):
     """session-inspector's TUI."""
 
@@ -248,8 +268,8 @@ class InspectorApp(App[int]):
         Binding("p", "toggle_preview", "Cut", id="cut_preview"),
         Binding("w", "what_if", "What-if", id="what_if"),
         Binding("f", "toggle_follow", "Follow", id="follow"),
-        Binding("space", "demo_toggle", "Play/pause", id="demo.toggle"),
-        Binding("s", "demo_step", "Step", id="demo.step"),
+        Binding("space", "demo_toggle", "Play/pause", show=False, id="demo.toggle"),
+        Binding("s", "demo_step", "Step", show=False, id="demo.step"),
         Binding("b", "back_to_active", "Active session", id="back_to_active"),
         Binding("q", "quit", "Quit", id="quit"),
         Binding("ctrl+q", "quit", "Quit", show=False, priority=True, id="quit.ctrl"),
@@ -334,7 +354,7 @@ class InspectorApp(App[int]):
             for i, (tab, title) in enumerate(TABS):
                 with TabPane(f"{i + 1} {title}", id=tab):
                     yield from self._compose_tab(tab)
-        yield Footer()
+        yield InspectorFooter(compact=True)
 
     def _compose_tab(self, tab: str) -> ComposeResult:
         if tab == "hot":
@@ -396,8 +416,24 @@ class InspectorApp(App[int]):
     def on_resize(self) -> None:
         self._update_size_class()
 
+    def footer_hidden(self) -> frozenset[str]:
+        """Footer keys left out: the hot window's own keys on other tabs, and the least used
+        ones on a narrow screen."""
+        hidden: set[str] = set()
+        with contextlib.suppress(NoMatches):
+            if self.query_one(TabbedContent).active != "hot":
+                hidden |= FOOTER_HOT_ONLY
+        if self.size.width < NARROW_FOOTER:
+            hidden |= FOOTER_WIDE_ONLY
+        return frozenset(hidden)
+
+    def _refresh_footer(self) -> None:
+        with contextlib.suppress(NoMatches):
+            self.query_one(InspectorFooter).refresh(recompose=True)
+
     def _update_size_class(self) -> None:
         self.screen_stack[0].set_class(self.size.width < 160, "-narrow")
+        self._refresh_footer()
 
     # -- activity / errors ------------------------------------------------------------------
 
@@ -738,6 +774,7 @@ class InspectorApp(App[int]):
     @on(TabbedContent.TabActivated)
     def _on_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         self._refresh_visible_view()
+        self._refresh_footer()
 
     @on(HotWindow.RowHighlighted)
     def _on_row_highlighted(self, message: HotWindow.RowHighlighted) -> None:

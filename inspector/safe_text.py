@@ -57,3 +57,22 @@ def safe_line(text: object, style: str = "", *, limit: int = 200) -> Text:
     """A one-line Rich Text preview of untrusted text (for table cells and list rows)."""
     s = text if isinstance(text, str) else str(text)
     return Text(one_line(s, limit), style=style, no_wrap=True, overflow="ellipsis")
+
+
+def runs_line(pieces: list[tuple[str, str]]) -> Text:
+    """(text, style) runs as one line, the blanks that would start a run moved to the end of the
+    run before it: the same in a terminal, and SVG rasterisers (rsvg), which drop the blanks a
+    run starts with, no longer glue "root m" to "session". Text is used as given (no markup)."""
+    moved: list[tuple[str, str]] = []
+    for text, style in pieces:
+        blanks = len(text) - len(text.lstrip(" "))
+        if moved and blanks:
+            prev_text, prev_style = moved[-1]
+            moved[-1] = (prev_text + text[:blanks], prev_style)
+            text = text[blanks:]
+        if text:
+            moved.append((text, style))
+    line = Text(no_wrap=True, overflow="ellipsis")
+    for text, style in moved:
+        line.append(text, style=style)
+    return line

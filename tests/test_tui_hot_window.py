@@ -62,7 +62,7 @@ def _make(root: Path) -> InspectorApp:
 async def test_every_row_lines_up_in_every_state(tmp_path: Path, width: int) -> None:
     root = _split_root_with_everything(tmp_path / "m")
     app = _make(root)
-    async with app.run_test(size=(width, 40)) as pilot:
+    async with app.run_test(size=(width, 50)) as pilot:
         await settle(app, pilot)
         await pilot.press("p")  # cut preview: compacted rows dimmed, pulled-in context, cut line
         await settle(app, pilot)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from inspector.widgets.budget_gauge import BudgetInfo, render_budget
 from inspector.widgets.chunks_view import ChunkRow, cut_meta_detail, cut_meta_summary
 from inspector.widgets.status_header import HeaderInfo, render_header
 from tests.test_tui_app import make, screen_text, settle
@@ -57,15 +58,45 @@ def test_header_runs_never_start_with_blanks() -> None:
             assert runs and all(not run.startswith(" ") for run in runs), runs
 
 
-async def test_80x24_header_is_not_cut(tmp_path: Path) -> None:
+async def test_80x24_nothing_cut_on_any_tab(tmp_path: Path) -> None:
+    """Header, budget gauge and footer fit 80 columns on every tab; the footer leaves out the
+    least used keys (ctrl+p lists them all) rather than cutting the last ones off."""
     root = build_basic(tmp_path / "m")
     app = make(root)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
-        lines = screen_text(app).split("\n")
-        assert FIXED_SESSION in lines[0] and "demo-model" in lines[0]
-        assert "…" not in lines[0] and "…" not in lines[1]
-        assert "off" in lines[1] and "idle" in lines[1]
+        for tab in "1234567":
+            await pilot.press(tab)
+            await settle(app, pilot)
+            lines = screen_text(app).split("\n")
+            assert FIXED_SESSION in lines[0] and "demo-model" in lines[0]
+            assert "off" in lines[1] and "idle" in lines[1]
+            assert "3,300 / 4,000" in lines[2] and "will compact: token path" in lines[3]
+            for line in lines[:4]:
+                assert "…" not in line, (tab, line)
+            footer = lines[-1]
+            assert "Quit" in footer and footer.endswith("^p palette"), (tab, footer)
+            keys = footer.replace("▏", "")
+            assert "Maintain" in keys and "Compact" in keys and "Append" in keys
+            assert ("Cut" in keys) == (tab == "1")  # the hot window's keys on its own tab
+
+
+@pytest.mark.parametrize("width", [60, 78, 118])
+def test_budget_gauge_fits_its_width(width: int) -> None:
+    info = BudgetInfo(
+        prompt_tokens=3300,
+        window=4000,
+        reserve=600,
+        compress_at_percent=80,
+        will_compact=True,
+        verdict="will compact: token path (tokens trigger)",
+        history=((1000, False), (None, True), (3300, False)),
+    )
+    head, bar = render_budget(info, width).split("\n")
+    assert head.cell_len <= width and bar.cell_len <= width
+    assert "will compact: token path" in bar.plain
+    assert ("(tokens trigger)" in bar.plain) == (width >= 78)  # dropped first when narrow
+    assert all(not head.plain[s.start : s.end].startswith(" ") for s in head.spans)
 
 
 def test_cut_meta_in_words_for_the_table_and_in_full_for_the_detail() -> None:

@@ -77,7 +77,7 @@ class ArchiveView(Vertical):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("o", "open", "Open archive", id="archive.open"),
+        Binding("o", "open", "Open", id="archive.open"),
     ]
 
     class OpenArchive(Message):

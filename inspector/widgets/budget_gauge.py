@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from rich.text import Text
 from textual.widget import Widget
 
+from inspector.safe_text import runs_line
+
 SPARK = "▁▂▃▄▅▆▇█"
 
 
@@ -49,20 +51,25 @@ def render_budget(info: BudgetInfo, width: int) -> Text:
     threshold = window - info.reserve
     pct_tokens = int(window * info.compress_at_percent / 100)
     prompt = info.prompt_tokens
-    head = Text(no_wrap=True, overflow="ellipsis")
-    head.append("prompt ", style="dim")
+    head: list[tuple[str, str]] = [("prompt ", "dim")]
     if prompt is None:
-        head.append("unknown", style="bold")
+        head.append(("unknown", "bold"))
     else:
-        head.append(f"{prompt:,}", style="bold")
-        head.append(f" / {window:,} ({100 * prompt / window:.1f}%)")
-    head.append("  R=window−reserve ", style="dim")
-    head.append(f"{threshold:,}")
-    head.append(f"  %={info.compress_at_percent:g}% ", style="dim")
-    head.append(f"{pct_tokens:,}")
+        head.append((f"{prompt:,}", "bold"))
+        head.append((f" / {window:,} ({100 * prompt / window:.1f}%)", ""))
+    head += [
+        ("  R=window−reserve ", "dim"),
+        (f"{threshold:,}", ""),
+        (f"  %={info.compress_at_percent:g}% ", "dim"),
+        (f"{pct_tokens:,}", ""),
+    ]
+    if sum(len(t) for t, _ in head) > width:
+        head[-4] = ("  R ", "dim")
 
-    bar_width = max(10, min(60, width - 44))
-    bar = Text(no_wrap=True)
+    verdict = info.verdict
+    if width - 14 - len(verdict) < 10 and " (" in verdict:
+        verdict = verdict[: verdict.index(" (")]  # the trigger's name goes first when narrow
+    bar_width = max(10, min(60, width - 14 - len(verdict)))
     filled = 0 if prompt is None else min(bar_width, round(prompt / window * bar_width))
     cells = ["█" if i < filled else "░" for i in range(bar_width)]
     r_at = min(bar_width - 1, round(threshold / window * bar_width))
@@ -70,22 +77,22 @@ def render_budget(info: BudgetInfo, width: int) -> Text:
     cells[r_at] = "R"
     cells[p_at] = "%" if p_at != r_at else "R"
     over = prompt is not None and (prompt >= threshold or prompt >= pct_tokens)
-    bar.append("[", style="dim")
-    for _i, ch in enumerate(cells):
+    bar: list[tuple[str, str]] = [("[", "dim")]
+    for ch in cells:
         if ch in "R%":
-            bar.append(ch, style="bold yellow")
+            bar.append((ch, "bold yellow"))
         elif ch == "█":
-            bar.append(ch, style="red" if over else "green")
+            bar.append((ch, "red" if over else "green"))
         else:
-            bar.append(ch, style="dim")
-    bar.append("] ", style="dim")
-    bar.append("next pass: ", style="dim")
-    bar.append(info.verdict, style="bold yellow" if info.will_compact else "bold")
-    spark_width = max(0, width - bar.cell_len - 10)
+            bar.append((ch, "dim"))
+    bar += [("] ", "dim"), ("next pass: ", "dim")]
+    bar.append((verdict, "bold yellow" if info.will_compact else "bold"))
+    used = sum(len(t) for t, _ in bar)
+    spark_width = max(0, width - used - 7)
     if info.history and spark_width >= 6:
-        bar.append("  runs ", style="dim")
-        bar.append(sparkline(info.history, min(spark_width, 40)))
-    out = Text("\n").join([head, bar])
+        bar.append(("  runs ", "dim"))
+        bar.append((sparkline(info.history, min(spark_width, 40)), ""))
+    out = Text("\n").join([runs_line(head), runs_line(bar)])
     out.no_wrap = True
     out.overflow = "ellipsis"
     return out

@@ -135,8 +135,8 @@ class PromptView(Vertical):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("e", "edit_task", "Edit task", id="prompt.task"),
-        Binding("E", "edit_system", "Edit system prompt", id="prompt.system"),
+        Binding("e", "edit_task", "Task", id="prompt.task"),
+        Binding("E", "edit_system", "System", id="prompt.system"),
         Binding("escape", "focus_table", "Back to table", show=False, id="prompt.back"),
     ]
 

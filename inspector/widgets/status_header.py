@@ -12,7 +12,7 @@ from rich.cells import cell_len
 from rich.text import Text
 from textual.widgets import Static
 
-from inspector.safe_text import one_line
+from inspector.safe_text import one_line, runs_line
 
 
 @dataclass(frozen=True)
@@ -54,24 +54,6 @@ Piece = tuple[str, str]
 """(text, style) of one run of the header."""
 
 WIDE = 10_000
-
-
-def _line(pieces: list[Piece]) -> Text:
-    """Pieces as one line; blanks that would start a run end the run before it instead (same
-    look in a terminal; SVG rasterisers such as rsvg drop the leading blanks of a run)."""
-    moved: list[Piece] = []
-    for text, style in pieces:
-        blanks = len(text) - len(text.lstrip(" "))
-        if moved and blanks:
-            prev_text, prev_style = moved[-1]
-            moved[-1] = (prev_text + text[:blanks], prev_style)
-            text = text[blanks:]
-        if text:
-            moved.append((text, style))
-    line = Text(no_wrap=True, overflow="ellipsis")
-    for text, style in moved:
-        line.append(text, style=style)
-    return line
 
 
 def _fields(fields: list[tuple[str, str, str]], sep: str) -> list[Piece]:
@@ -149,7 +131,7 @@ def header_line1(info: HeaderInfo, width: int = WIDE) -> Text:
         over = _length(build()) - width
     if over > 0:
         session = _mid_cut(session, max(12, cell_len(session) - over))
-    return _line(build())
+    return runs_line(build())
 
 
 def header_line2(info: HeaderInfo, width: int = WIDE) -> Text:
@@ -185,7 +167,7 @@ def header_line2(info: HeaderInfo, width: int = WIDE) -> Text:
     if info.index_error:
         pieces.append(("  index: ", "bold red"))
         pieces.append((one_line(info.index_error, 80), "red"))
-    return _line(pieces)
+    return runs_line(pieces)
 
 
 def render_header(info: HeaderInfo, width: int = WIDE) -> Text:

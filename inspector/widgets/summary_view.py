@@ -137,8 +137,8 @@ class SummaryView(Vertical):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("v", "toggle_raw", "Raw/rendered", id="summary.raw"),
-        Binding("A", "toggle_file", "summary/archive", id="summary.file"),
+        Binding("v", "toggle_raw", "Raw", id="summary.raw"),
+        Binding("A", "toggle_file", "Archive", id="summary.file"),
     ]
 
     class _Loaded(Message):
