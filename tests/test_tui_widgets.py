@@ -96,6 +96,7 @@ def test_budget_gauge_fits_its_width(width: int) -> None:
     assert head.cell_len <= width and bar.cell_len <= width
     assert "will compact: token path" in bar.plain
     assert ("(tokens trigger)" in bar.plain) == (width >= 78)  # dropped first when narrow
+    assert ("runs " in bar.plain) == (width >= 78)  # the sparkline keeps its place
     assert all(not head.plain[s.start : s.end].startswith(" ") for s in head.spans)
 
 

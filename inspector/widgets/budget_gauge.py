@@ -67,9 +67,11 @@ def render_budget(info: BudgetInfo, width: int) -> Text:
         head[-4] = ("  R ", "dim")
 
     verdict = info.verdict
-    if width - 14 - len(verdict) < 10 and " (" in verdict:
+    spark_cells = min(20, max(6, len(info.history)))
+    spark_room = 7 + spark_cells if info.history else 0
+    if width - 14 - spark_room - len(verdict) < 10 and " (" in verdict:
         verdict = verdict[: verdict.index(" (")]  # the trigger's name goes first when narrow
-    bar_width = max(10, min(60, width - 14 - len(verdict)))
+    bar_width = max(10, min(60, width - 14 - spark_room - len(verdict)))
     filled = 0 if prompt is None else min(bar_width, round(prompt / window * bar_width))
     cells = ["█" if i < filled else "░" for i in range(bar_width)]
     r_at = min(bar_width - 1, round(threshold / window * bar_width))
@@ -88,10 +90,10 @@ def render_budget(info: BudgetInfo, width: int) -> Text:
     bar += [("] ", "dim"), ("next pass: ", "dim")]
     bar.append((verdict, "bold yellow" if info.will_compact else "bold"))
     used = sum(len(t) for t, _ in bar)
-    spark_width = max(0, width - used - 7)
-    if info.history and spark_width >= 6:
+    spark_width = min(40, max(spark_cells, width - used - 7))
+    if info.history and used + 7 + spark_width <= width:
         bar.append(("  runs ", "dim"))
-        bar.append((sparkline(info.history, min(spark_width, 40)), ""))
+        bar.append((sparkline(info.history, spark_width), ""))
     out = Text("\n").join([runs_line(head), runs_line(bar)])
     out.no_wrap = True
     out.overflow = "ellipsis"
