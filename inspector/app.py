@@ -1033,6 +1033,11 @@ class InspectorApp(App[int]):
         self.screen_stack[0].set_class(True, "-plan")
         panel.focus_what_if()
 
+    def action_focus_detail(self) -> None:
+        """Enter on the hot window: the keyboard goes to the event's detail (to scroll a long
+        event); escape comes back."""
+        self.query_one(EventDetail).focus()
+
     def action_toggle_follow(self) -> None:
         self.actions_run.append("toggle_follow")
         hot = self.query_one(HotWindow)
@@ -1069,7 +1074,9 @@ class InspectorApp(App[int]):
         """Show a tab and put the keyboard in it (the hot window, or the view's first control
         that is not a text field), at once: a key pressed right after lands in the new tab."""
         self.query_one(TabbedContent).active = tab
-        if not self._focus_tab(tab):
+        if tab == "hot":
+            self.screen_stack[0].set_focus(self.query_one(HotWindow))
+        elif not self._focus_tab(tab):
             self.call_after_refresh(self._focus_tab, tab)
 
     def _focus_tab(self, tab: str) -> bool:

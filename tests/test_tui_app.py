@@ -152,6 +152,16 @@ async def test_keyboard_navigation_and_follow_tail(basic: Path) -> None:
         assert "ev_0000" in str(detail.query_one("#detail-body").render())
 
 
+async def test_enter_scrolls_the_detail_and_escape_comes_back(basic: Path) -> None:
+    app = make(basic)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("enter")
+        assert isinstance(app.focused, EventDetail)
+        await pilot.press("down", "escape")
+        assert isinstance(app.focused, HotWindow)
+
+
 async def test_cut_preview_matches_the_planner(basic: Path) -> None:
     app = make(basic)
     async with app.run_test(size=SIZE) as pilot:

@@ -175,6 +175,7 @@ class HotWindow(ScrollView, can_focus=True):
         Binding("pagedown", "page_down", "Page down", show=False, id="hot.page_down"),
         Binding("home,g", "first", "First", show=False, id="hot.first"),
         Binding("end,G", "last", "Last", show=False, id="hot.last"),
+        Binding("enter", "app.focus_detail", "Detail", show=False, id="hot.detail"),
     ]
 
     cursor: reactive[int] = reactive(0, always_update=True, repaint=False)

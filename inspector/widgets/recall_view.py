@@ -61,6 +61,13 @@ def highlight_terms(text: Text, query: str) -> Text:
     return text
 
 
+RECALL_HINT = (
+    "Results show here: each one's summary and the events that matched. Recall searches "
+    "the chunks compacted from this session (source active) and evidence of a pass that has "
+    "not finished (source pending); archived sessions are never searched."
+)
+
+
 class RecallView(Vertical):
     """Search compacted history; results with their source badges and matching events."""
 
@@ -149,7 +156,7 @@ class RecallView(Vertical):
         table: DataTable[Text] = DataTable(id="recall-table", cursor_type="row", zebra_stripes=True)
         yield table
         with VerticalScroll(id="recall-detail", can_focus=True):
-            yield Static(Text(""), id="recall-summary", markup=False)
+            yield Static(Text(RECALL_HINT, style="dim"), id="recall-summary", markup=False)
             yield Static(Text(""), id="recall-events", markup=False)
 
     def on_mount(self) -> None:
@@ -246,7 +253,7 @@ class RecallView(Vertical):
         summary = self.query_one("#recall-summary", Static)
         events = self.query_one("#recall-events", Static)
         if not 0 <= row < len(self._hits):
-            summary.update(Text(""))
+            summary.update(Text(RECALL_HINT, style="dim"))
             events.update(Text(""))
             return
         hit = self._hits[row]
