@@ -8,8 +8,10 @@ stand-ins so nothing raw reaches the terminal.
 
 from __future__ import annotations
 
+import itertools
 import re
 
+from rich.style import Style
 from rich.text import Text
 
 _CONTROL = re.compile(
@@ -76,3 +78,63 @@ def runs_line(pieces: list[tuple[str, str]]) -> Text:
     for text, style in moved:
         line.append(text, style=style)
     return line
+
+
+_LEADING_BLANKS = re.compile(r"^ +(?=\S)", re.MULTILINE)
+
+
+def set_apart_indentation(text: Text) -> Text:
+    """Indentation at the start of each line as a run of its own (italic blanks: nothing on
+    screen), so no run of text starts with blanks and rasterised SVG snapshots (rsvg drops
+    such blanks) keep the indentation."""
+    for match in _LEADING_BLANKS.finditer(text.plain):
+        text.stylize("italic", match.start(), match.end())
+    return text
+
+
+def _no_background(style: Style) -> bool:
+    return style.bgcolor is None and not style.reverse and not style.underline
+
+
+def trail_blanks(text: Text) -> Text:
+    """The same text and look, with blanks that start a styled run given to the run before
+    them (on the same line, neither with a background), and indentation set apart: no run of
+    text starts with blanks, so rasterised SVG snapshots (rsvg drops such blanks) show the
+    columns and gaps the terminal shows."""
+    plain = text.plain
+    spans = sorted(
+        (span for span in text.spans if span.end > span.start), key=lambda span: span.start
+    )
+    cuts = sorted({0, len(plain), *(b for span in spans for b in (span.start, span.end))})
+    regions: list[tuple[str, Style]] = []
+    active: list[tuple[int, int, Style]] = []
+    next_span = 0
+    for start, end in itertools.pairwise(cuts):
+        while next_span < len(spans) and spans[next_span].start <= start:
+            span = spans[next_span]
+            style = Style.parse(span.style) if isinstance(span.style, str) else span.style
+            active.append((next_span, span.end, style))
+            next_span += 1
+        active = [item for item in active if item[1] > start]
+        styles = [style for _, _, style in active]
+        regions.append((plain[start:end], Style.combine(styles) if styles else Style()))
+    out = Text(style=text.style, justify=text.justify, overflow=text.overflow)
+    out.no_wrap = text.no_wrap
+    pending: tuple[str, Style] | None = None
+    for chunk, style in regions:
+        if pending is not None:
+            prev_text, prev_style = pending
+            blanks = len(chunk) - len(chunk.lstrip(" "))
+            if (
+                blanks
+                and not prev_text.endswith("\n")
+                and _no_background(prev_style)
+                and _no_background(style)
+            ):
+                prev_text += chunk[:blanks]
+                chunk = chunk[blanks:]
+            out.append(prev_text, style=prev_style)
+        pending = (chunk, style)
+    if pending is not None:
+        out.append(pending[0], style=pending[1])
+    return set_apart_indentation(out)

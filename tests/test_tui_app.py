@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from rich.cells import cell_len
 from textual import events
 from textual.pilot import Pilot
 from textual.widgets import Input, TabbedContent
@@ -73,10 +74,16 @@ def screen_text(app: InspectorApp) -> str:
     pattern = r'<text class="[^"]*" x="([\d.]+)" y="([\d.]+)"[^>]*>(.*?)</text>'
     for m in re.finditer(pattern, svg):
         rows.setdefault(float(m.group(2)), []).append((float(m.group(1)), m.group(3)))
-    return "\n".join(
-        "".join(html.unescape(t) for _, t in sorted(runs)).replace("\xa0", " ")
-        for _, runs in sorted(rows.items())
-    )
+    lines = []
+    for _, runs in sorted(rows.items()):
+        line = ""
+        for x, run in sorted(runs):
+            column = round(x / 12.2)  # Textual's SVG cell width; blank runs are not exported
+            if cell_len(line) < column:
+                line += " " * (column - cell_len(line))
+            line += html.unescape(run).replace("\xa0", " ")
+        lines.append(line.rstrip())
+    return "\n".join(lines)
 
 
 async def burst(pilot: Pilot[int], keys: str | list[str]) -> None:

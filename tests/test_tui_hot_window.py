@@ -18,7 +18,13 @@ from core.events import is_synthetic
 from core.manager import MemoryManager
 from inspector.app import InspectorApp, create_app
 from inspector.model import HotWindowModel
-from inspector.widgets.hot_window import CLASS_LABEL, HotWindow, _blanks_after_text, columns_for
+from inspector.widgets.hot_window import (
+    CLASS_LABEL,
+    LEAD_STYLE,
+    HotWindow,
+    _blanks_after_text,
+    columns_for,
+)
 from tests.test_tui_app import settle
 from tests.tui_fixtures import CONFIG, build_split_first, ev
 
@@ -188,6 +194,8 @@ def test_leading_blanks_move_to_the_cell_before() -> None:
     out = _blanks_after_text([Segment("split", bold), Segment(" ", plain), Segment("   17", plain)])
     assert "".join(s.text for s in out) == "split    17"
     assert [s.text for s in out] == ["split    ", "17"]
+    out = _blanks_after_text([Segment("  x", plain), Segment(" y", bold)])
+    assert [s.text for s in out] == ["  ", "x ", "y"] and out[0].style == plain + LEAD_STYLE
     reverse = Style(reverse=True)
     out = _blanks_after_text([Segment("x", reverse), Segment("  y", plain)])
     assert [s.text for s in out] == ["x", "  y"]  # a different background keeps its blanks

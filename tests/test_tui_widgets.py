@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
+from rich.text import Text
 
+from inspector.safe_text import trail_blanks
 from inspector.widgets.budget_gauge import BudgetInfo, render_budget
 from inspector.widgets.chunks_view import ChunkRow, cut_meta_detail, cut_meta_summary
 from inspector.widgets.status_header import HeaderInfo, render_header
@@ -138,3 +141,34 @@ def test_cut_meta_in_words_for_the_table_and_in_full_for_the_detail() -> None:
         "[@click=app.quit]x[/]",  # unknown fields shown, literally
     ):
         assert expected in detail, (expected, detail)
+
+
+def test_trail_blanks_keeps_the_look_and_no_run_starts_with_blanks() -> None:
+    from rich.console import Console
+
+    text = Text()
+    text.append("#14  ", style="bold")
+    text.append("screen_context", style="bold")
+    text.append("  class forbid\n")
+    text.append('  "id": "ev_1",\n', style="green")
+    text.append(" badge ", style="reverse")
+    text.append("  [@click=app.quit]x[/]", style="dim")
+    out = trail_blanks(text)
+    assert out.plain == text.plain
+
+    def cells(t: Text) -> list[tuple[str, object, bool]]:
+        console = Console(width=200, color_system="truecolor")
+        return [
+            (ch, seg.style.bgcolor if seg.style else None, bool(seg.style and seg.style.reverse))
+            for seg in t.render(console)
+            for ch in seg.text
+        ]
+
+    before, after = cells(text), cells(out)
+    assert [c[0] for c in before] == [c[0] for c in after]
+    assert [c[1:] for c in before] == [c[1:] for c in after]  # backgrounds unchanged
+    runs = [seg for seg in out.render(Console(width=200)) if seg.text]
+    for prev, seg in itertools.pairwise(runs):
+        if seg.text.startswith(" ") and seg.text.strip():
+            # only where moving the blanks would change the look: next to a background
+            assert prev.style is not None and prev.style.reverse, (prev, seg)

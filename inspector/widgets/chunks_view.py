@@ -46,7 +46,7 @@ from textual.worker import get_current_worker
 from core.chunks import ChunkEntry, PendingEvidence, list_pending, read_chunk_events, read_index
 from core.errors import SessionMemoryError
 from core.tokens import compact_json, content_text
-from inspector.safe_text import one_line, safe_line, safe_text
+from inspector.safe_text import one_line, safe_line, safe_text, trail_blanks
 
 if TYPE_CHECKING:
     from core.manager import MemoryManager
@@ -487,7 +487,7 @@ class ChunksView(Vertical):
         table.focus()
 
     def _detail(self, summary: Text, events: Text) -> None:
-        self.query_one("#chunks-summary", Static).update(summary)
+        self.query_one("#chunks-summary", Static).update(trail_blanks(summary))
         self.query_one("#chunks-events", Static).update(events)
 
     def _show_row(self, key: str | None) -> None:

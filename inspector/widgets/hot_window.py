@@ -39,6 +39,9 @@ from core.events import CutClass
 from inspector.model import EMPTY_SNAPSHOT, CutPreview, HotWindowSnapshot, Row
 from inspector.safe_text import one_line
 
+LEAD_STYLE = Style(italic=True)
+"""Blanks that start a line get a style of their own, so no run of text starts with blanks."""
+
 CLASS_LABEL = {CutClass.BOUNDARY: "bound", CutClass.SPLIT: "split", CutClass.FORBIDDEN: "forbid"}
 
 
@@ -105,11 +108,16 @@ def _compact_count(n: int) -> str:
 
 def _blanks_after_text(segments: list[Segment]) -> list[Segment]:
     """The same cells, with the leading blanks of each segment moved to the end of the one
-    before it when both have the same background (so the line looks the same)."""
+    before it when both have the same background (so the line looks the same); blanks that
+    start the line become a run of their own (italic: the same nothing on screen)."""
     out: list[Segment] = []
     for segment in segments:
         text, style = segment.text, segment.style
         blanks = len(text) - len(text.lstrip(" "))
+        if not out and blanks and len(text) > blanks:
+            out.append(Segment(text[:blanks], (style or Style()) + LEAD_STYLE))
+            text = text[blanks:]
+            blanks = 0
         if out and blanks and style is not None:
             prev = out[-1]
             prev_style = prev.style

@@ -19,7 +19,7 @@ from textual.widgets import Input, Label, Static
 
 from core.planner import CompactionPlan
 from core.trigger import TriggerDecision
-from inspector.safe_text import safe_text
+from inspector.safe_text import safe_text, trail_blanks
 
 
 @dataclass(frozen=True)
@@ -200,4 +200,6 @@ class PlanPanel(Vertical):
         self.query_one("#whatif-keep", Input).focus()
 
     def show(self, plan: CompactionPlan | None, trigger: TriggerDecision | None) -> None:
-        self.query_one("#plan-body", Static).update(render_plan(plan, trigger, self.what_if))
+        self.query_one("#plan-body", Static).update(
+            trail_blanks(render_plan(plan, trigger, self.what_if))
+        )

@@ -42,7 +42,7 @@ from textual.worker import get_current_worker
 
 from core.prompt import estimate_message_tokens
 from core.tokens import compact_json
-from inspector.safe_text import safe_line, safe_text
+from inspector.safe_text import safe_line, safe_text, trail_blanks
 from inspector.widgets.chunks_view import describe_error
 
 if TYPE_CHECKING:
@@ -256,12 +256,12 @@ class PromptView(Vertical):
         out.append(f" / {window:,} tokens ({pct:.1f}%)  \u00b7  {len(self._messages)} messages")
         if percent_threshold is not None:
             out.append(f"  \u00b7  compacts at {percent_threshold:g}%", style="dim")
-        self.query_one("#prompt-total", Static).update(out)
+        self.query_one("#prompt-total", Static).update(trail_blanks(out))
 
     def _show_message(self, row: int) -> None:
         static = self.query_one("#prompt-message", Static)
         if 0 <= row < len(self._messages):
-            static.update(message_detail(row, self._messages[row], self._tokens[row]))
+            static.update(trail_blanks(message_detail(row, self._messages[row], self._tokens[row])))
         else:
             static.update(Text(""))
 

@@ -40,7 +40,7 @@ from textual.widgets import DataTable, Input, Static
 from textual.worker import get_current_worker
 
 from core.recall import RecallHit, RecallResult
-from inspector.safe_text import safe_line
+from inspector.safe_text import safe_line, trail_blanks
 from inspector.widgets.chunks_view import describe_error, events_text, summary_text
 
 if TYPE_CHECKING:
@@ -233,7 +233,7 @@ class RecallView(Vertical):
             status.append(f"  \u00b7  pending_chunks_recalled: {pending}")
             if elapsed_ms is not None:
                 status.append(f"  \u00b7  {elapsed_ms:.0f} ms", style="dim")
-        self.query_one("#recall-status", Static).update(status)
+        self.query_one("#recall-status", Static).update(trail_blanks(status))
         if self._hits:
             table.move_cursor(row=0)
             self._show_hit(0)
@@ -263,7 +263,7 @@ class RecallView(Vertical):
         header.append_text(safe_line(hit.chunk_id, "bold", limit=120))
         header.append(f"  score {hit.score:.3f}\n", style="dim")
         header.append_text(highlight_terms(summary_text(hit.summary), self._query))
-        summary.update(header)
+        summary.update(trail_blanks(header))
         shown = Text(f"\n{len(hit.events)} matching event(s):\n", style="bold")
         shown.append_text(highlight_terms(events_text(hit.events), self._query))
         events.update(shown)

@@ -47,7 +47,7 @@ from textual.widgets import ContentSwitcher, Markdown, Static, TextArea
 from textual.worker import get_current_worker
 
 from core.summaries import parse_summary_md
-from inspector.safe_text import safe_text, visible
+from inspector.safe_text import safe_text, trail_blanks, visible
 
 if TYPE_CHECKING:
     from core.manager import MemoryManager
@@ -283,7 +283,7 @@ class SummaryView(Vertical):
             out.append("\n")
             out.append("\u26a0 ", style="yellow")
             out.append_text(safe_text("; ".join(self._problems[:5]), "yellow", limit=300))
-        self.query_one("#summary-status", Static).update(out)
+        self.query_one("#summary-status", Static).update(trail_blanks(out))
 
     def _switch(self) -> None:
         pane = f"{self.file}-{'raw' if self.raw else 'rendered'}"
