@@ -17,6 +17,8 @@ from textual.widget import Widget
 from inspector.safe_text import runs_line
 
 SPARK = "▁▂▃▄▅▆▇█"
+MIN_BAR = 24
+"""The bar keeps at least this many cells before the verdict is shortened or the sparkline goes."""
 
 
 @dataclass(frozen=True)
@@ -69,8 +71,10 @@ def render_budget(info: BudgetInfo, width: int) -> Text:
     verdict = info.verdict
     spark_cells = min(20, max(6, len(info.history)))
     spark_room = 7 + spark_cells if info.history else 0
-    if width - 14 - spark_room - len(verdict) < 10 and " (" in verdict:
+    if width - 14 - spark_room - len(verdict) < MIN_BAR and " (" in verdict:
         verdict = verdict[: verdict.index(" (")]  # the trigger's name goes first when narrow
+    if width - 14 - spark_room - len(verdict) < MIN_BAR:
+        spark_room = 0  # then the sparkline
     bar_width = max(10, min(60, width - 14 - spark_room - len(verdict)))
     filled = 0 if prompt is None else min(bar_width, round(prompt / window * bar_width))
     cells = ["█" if i < filled else "░" for i in range(bar_width)]
@@ -91,7 +95,7 @@ def render_budget(info: BudgetInfo, width: int) -> Text:
     bar.append((verdict, "bold yellow" if info.will_compact else "bold"))
     used = sum(len(t) for t, _ in bar)
     spark_width = min(40, max(spark_cells, width - used - 7))
-    if info.history and used + 7 + spark_width <= width:
+    if info.history and spark_room and used + 7 + spark_width <= width:
         bar.append(("  runs ", "dim"))
         bar.append((sparkline(info.history, spark_width), ""))
     out = Text("\n").join([runs_line(head), runs_line(bar)])
