@@ -49,6 +49,13 @@ def human_size(size: int) -> str:
     return f"{size} B"
 
 
+def _when(value: str | None) -> str:
+    """2026-01-01T10:00:00.000Z as 2026-01-01 10:00:00 (anything else as it is)."""
+    if value and len(value) >= 19 and value[10] in "Tt" and value[:4].isdigit():
+        return value[:10] + " " + value[11:19]
+    return value or ""
+
+
 class ArchiveView(Vertical):
     """Closed sessions, newest last; enter opens one read-only."""
 
@@ -139,7 +146,7 @@ class ArchiveView(Vertical):
                 safe_line(info.session_id, "bold", limit=40),
                 Text(str(info.event_count), justify="right"),
                 Text(str(info.chunk_count), justify="right"),
-                safe_line(info.created_at or "", limit=24),
+                safe_line(_when(info.created_at), limit=24),
                 Text(human_size(info.size_bytes), justify="right"),
                 key=str(i),
             )

@@ -428,7 +428,7 @@ class ChunksView(Vertical):
             Text("split", style="bold yellow") if row.is_split_turn else Text(""),
             safe_line(cut_meta_summary(row.cut_meta, row.extra.get("path")), "dim", limit=60),
             safe_line(row.summary_backend or "", limit=24),
-            safe_line(_created(row.created_at), limit=24),
+            safe_line(_created(row.created_at)[:16], limit=24),
             safe_line(row.first_event_id or "", limit=24),
             safe_line(row.last_event_id or "", limit=24),
         ]

@@ -21,6 +21,7 @@ Messages: `HotWindow.RowHighlighted(row)` when the cursor moves, `HotWindow.Foll
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -38,6 +39,8 @@ from textual.strip import Strip
 from core.events import CutClass
 from inspector.model import EMPTY_SNAPSHOT, CutPreview, HotWindowSnapshot, Row
 from inspector.safe_text import one_line
+
+_TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d:\d\d")
 
 LEAD_STYLE = Style(italic=True)
 """Blanks that start a line get a style of their own, so no run of text starts with blanks."""
@@ -93,7 +96,7 @@ def _fit(text: str, width: int, right: bool = False) -> str:
 
 def _short_time(ts: str) -> str:
     """HH:MM:SS of an RFC 3339 timestamp; anything else as it is (made visible)."""
-    if len(ts) >= 19 and ts[10] in "Tt ":
+    if _TIMESTAMP.match(ts):
         return ts[11:19]
     return one_line(ts, 8)
 

@@ -273,6 +273,8 @@ class SummaryView(Vertical):
             near = self._cap and self.rolling_line_count >= self._cap
             style = "bold red" if over else ("bold yellow" if near else "bold")
             out.append(f"{self.rolling_line_count} / {self._cap} lines", style=style)
+            if self.rolling_line_count == 0 and self._recent_count:
+                out.append(" (no chunk pushed out yet)", style="dim")
         if self._truncated:
             out.append(f" ({self._truncated} earlier truncated)", style="yellow")
         out.append(f"  \u00b7  Recent Chunks {self._recent_count}")
