@@ -243,7 +243,8 @@ class InspectorFooter(Footer):
     width, so what is shown is never cut off (ctrl+p lists every action with its key)."""
 
     def compose(self) -> ComposeResult:
-        hidden = getattr(self.app, "footer_hidden", lambda: frozenset())()
+        app = self.app
+        hidden = app.footer_hidden() if isinstance(app, InspectorApp) else frozenset[str]()
         for widget in super().compose():
             if isinstance(widget, FooterKey) and widget.action in hidden:
                 continue
