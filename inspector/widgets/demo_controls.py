@@ -77,7 +77,7 @@ class DemoControls(Horizontal):
     DEFAULT_CSS = """
     DemoControls { height: 1; background: $boost; }
     DemoControls > #demo-status { width: 1fr; height: 1; padding: 0 0 0 1; }
-    DemoControls > Label { width: auto; color: $text-muted; }
+    DemoControls > Label { width: auto; color: $text-muted; padding: 0 0 0 1; }
     DemoControls > #demo-pace { width: 7; height: 1; border: none; padding: 0 1; }
     DemoControls > #demo-keys { width: auto; padding: 0 1; color: $text-muted; }
     """
