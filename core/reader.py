@@ -12,6 +12,7 @@ import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from core.atomic import open_no_symlink
 from core.errors import StoreError
@@ -42,6 +43,8 @@ class TailUpdate:
 
     reset: bool
     records: list[Record]
+    more: bool = False
+    """Only with `poll(max_bytes=...)`: complete lines are left to read; poll again."""
 
 
 def _line_hash(data: bytes) -> bytes:
@@ -80,8 +83,12 @@ class EventTail:
                 return True
         return False
 
-    def poll(self) -> TailUpdate:
-        """Records appended since the last poll (complete lines only; a partial one waits)."""
+    def poll(self, max_bytes: int | None = None) -> TailUpdate:
+        """Records appended since the last poll (complete lines only; a partial one waits).
+
+        `max_bytes` caps what one call reads (a longer single line is still read whole), so a
+        caller can load a big file piece by piece; `more` then says whether to call again.
+        """
         try:
             fh = os.fdopen(open_no_symlink(self.path, os.O_RDONLY), "rb")
         except FileNotFoundError:
@@ -97,7 +104,8 @@ class EventTail:
                 self._forget()
             self._inode = st.st_ino
             fh.seek(self._offset)
-            data = fh.read()
+            data = fh.read() if max_bytes is None else _read_lines(fh, max(1, max_bytes))
+            more = max_bytes is not None and self._offset + len(data) < st.st_size
         except OSError as exc:
             raise StoreError(f"cannot read {self.path}: {exc.strerror or exc}") from exc
         finally:
@@ -122,7 +130,19 @@ class EventTail:
             )
             for p in parsed.lines
         ]
-        return TailUpdate(reset=reset, records=records)
+        return TailUpdate(reset=reset, records=records, more=more and parsed.consumed > 0)
+
+
+def _read_lines(fh: BinaryIO, max_bytes: int) -> bytes:
+    """About max_bytes, extended to the end of a line when the piece holds no line end."""
+    data = fh.read(max_bytes)
+    while len(data) >= max_bytes and b"\n" not in data:
+        piece = fh.read(max_bytes)
+        if not piece:
+            break
+        data += piece
+        max_bytes += len(piece)
+    return data
 
 
 __all__ = ["RAW_KEEP_BYTES", "EventTail", "Record", "TailUpdate"]
