@@ -1,14 +1,16 @@
 """The inspector's data model of the hot window, free of Textual so it can be tested and timed.
 
-`HotWindowModel` owns a `core.reader.EventTail` on events.jsonl and turns its records into
-`Row`s: the parsed event (or the corrupt line), its token estimate, cut class, a capped one-line
-preview, whether it is the pinned root or a synthetic split-turn event, and the link between a
-`tool_call` and its `tool_result`. Cumulative tokens "from the newest" come from prefix sums, so
-an append never rewrites earlier rows.
+`HotWindowModel` follows events.jsonl with a `core.reader.EventTail` and keeps, per line, only
+what the list draws and the planner reads, in compact form: byte offset and length, line
+number, tokens, id, type, role, tool_call_id, the synthetic mark (parallel arrays and lists; no
+event dict is kept). A `Row` (ts, cut class, capped preview) is built when it is first drawn or
+selected (`LazyRows`) by reading its line again by offset, and the detail pane parses the full
+event the same way (`HotWindowSnapshot.read_event`). A 100k-event session thus costs a few MB
+beyond the file's own page cache, not the ~4x of its parsed dicts. Cumulative tokens "from the
+newest" come from prefix sums, so an append never rewrites earlier rows.
 
-Loading is cheap per row: `poll()` only appends records, prefix sums and links; a `Row` (cut
-class, capped preview, marks) is built when it is first drawn or selected (`LazyRows`). A big
-file first gets `peek()`: its newest 256 KB parsed alone, so the newest events are on screen
+The first load reads the file in `LOAD_CHUNK_BYTES` pieces, so only one piece is ever parsed at
+a time. A big file first gets `peek()`: its newest 256 KB, so the newest events are on screen
 while the whole file loads (row numbers and the pinned root follow with the full load).
 
 Threading: `poll()` runs in one worker thread at a time. Rows are only ever appended to the
@@ -20,18 +22,20 @@ The row cache is filled from the UI thread only.
 from __future__ import annotations
 
 import os
+import sys
 import time
+from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import overload
+from typing import Any, overload
 
 from core.chunks import list_pending, read_index
 from core.errors import IndexCorruptError, SessionMemoryError
 from core.events import CutClass, Event, cut_class, is_synthetic
 from core.manager import ArchiveInfo, MemoryManager
 from core.planner import CompactionPlan, PlannerConfig, plan_compaction
-from core.reader import RAW_KEEP_BYTES, EventTail, Record
+from core.reader import EventTail
 from core.store import parse_event_lines
 from core.tokens import content_text, estimate_event_tokens
 from inspector.safe_text import one_line
@@ -39,9 +43,20 @@ from inspector.safe_text import one_line
 PREVIEW_CHARS = 160
 """Cap on a row's preview; the full text is only ever read for the selected event."""
 
+LOAD_CHUNK_BYTES = 4 * 1024 * 1024
+"""The first load parses this much of events.jsonl at a time (dicts are dropped per piece)."""
+
+CHANGED_PREVIEW = "(events.jsonl changed under this row; reloading)"
+
 
 def _str_field(event: Event, key: str) -> str:
     value = event.get(key)
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else str(value)
+
+
+def _as_text(value: object) -> str:
     if value is None:
         return ""
     return value if isinstance(value, str) else str(value)
@@ -70,14 +85,15 @@ def _raw_text(raw: object) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Row:
-    """One line of events.jsonl as the hot-window list shows it."""
+    """One line of events.jsonl as the hot-window list shows it (no event dict: see
+    `HotWindowSnapshot.read_event` for the full event)."""
 
     index: int
     line_no: int
     offset: int
+    length: int
     event_index: int | None
     """Index among the parsed events (what the planner numbers); None for a corrupt line."""
-    event: Event | None
     error: str | None
     event_id: str
     ts: str
@@ -91,59 +107,41 @@ class Row:
 
     @property
     def corrupt(self) -> bool:
-        return self.event is None
+        return self.event_index is None
 
 
-def row_from_record(index: int, event_index: int | None, record: Record) -> Row:
-    event = record.event
-    if event is None:
-        return Row(
-            index=index,
-            line_no=record.line_no,
-            offset=record.offset,
-            event_index=None,
-            event=None,
-            error=str(record.error or "unparsable line"),
-            event_id="",
-            ts="",
-            type="(corrupt)",
-            role="",
-            cut=None,
-            tokens=int(record.tokens or 0),
-            preview=one_line(_raw_text(record.raw), PREVIEW_CHARS),
-            synthetic=False,
-            tool_call_id=None,
-        )
-    tcid = event.get("tool_call_id")
-    return Row(
-        index=index,
-        line_no=record.line_no,
-        offset=record.offset,
-        event_index=event_index,
-        event=event,
-        error=None,
-        event_id=_str_field(event, "id"),
-        ts=_str_field(event, "ts"),
-        type=_str_field(event, "type"),
-        role=_str_field(event, "role"),
-        cut=cut_class(event),
-        tokens=int(record.tokens),
-        preview=preview_of(event),
-        synthetic=is_synthetic(event),
-        tool_call_id=tcid if isinstance(tcid, str) and tcid else None,
-    )
+_SHORT: dict[str, str] = {}
+
+
+def _short(value: object) -> object:
+    """type/role values repeat: keep one string object per distinct value."""
+    if isinstance(value, str) and len(value) <= 64:
+        return _SHORT.setdefault(value, value) if len(_SHORT) < 10_000 else sys.intern(value)
+    return value
 
 
 @dataclass
 class _Lists:
-    """The rows of one generation of events.jsonl; only ever appended to."""
+    """The rows of one generation of events.jsonl, compact; only ever appended to."""
 
-    records: list[Record] = field(default_factory=list)
-    row_event: list[int | None] = field(default_factory=list)
-    prefix: list[int] = field(default_factory=lambda: [0])
-    events: list[Event] = field(default_factory=list)
-    event_rows: list[int] = field(default_factory=list)
-    event_tokens: list[int] = field(default_factory=list)
+    line_no: array[int] = field(default_factory=lambda: array("q"))
+    offset: array[int] = field(default_factory=lambda: array("q"))
+    length: array[int] = field(default_factory=lambda: array("q"))
+    tokens: array[int] = field(default_factory=lambda: array("q"))
+    row_event: array[int] = field(default_factory=lambda: array("q"))
+    """Event index of each row; -1 for a corrupt line."""
+    prefix: array[int] = field(default_factory=lambda: array("q", [0]))
+    ids: list[object] = field(default_factory=list)
+    """The event's `id` value as read (None when absent); None for a corrupt line."""
+    types: list[object] = field(default_factory=list)
+    roles: list[object] = field(default_factory=list)
+    tool_call_ids: dict[int, object] = field(default_factory=dict)
+    """row -> tool_call_id value, for the rows that have one."""
+    synthetic: set[int] = field(default_factory=set)
+    corrupt_lines: dict[int, tuple[str, str]] = field(default_factory=dict)
+    """row -> (error, capped text of the line)."""
+    event_rows: array[int] = field(default_factory=lambda: array("q"))
+    event_tokens: array[int] = field(default_factory=lambda: array("q"))
     links: dict[int, int] = field(default_factory=dict)
     open_calls: dict[str, int] = field(default_factory=dict)
     root_row: int | None = None
@@ -151,11 +149,145 @@ class _Lists:
     cache: dict[int, Row] = field(default_factory=dict)
     """Rows built so far (only the ones drawn or selected are ever built)."""
 
+    @property
+    def n_rows(self) -> int:
+        return len(self.offset)
+
+    def add_event(self, line_no: int, offset: int, length: int, event: Event, tokens: int) -> None:
+        index = len(self.offset)
+        self._add_line(line_no, offset, length, tokens, len(self.event_rows))
+        self.event_rows.append(index)
+        self.event_tokens.append(tokens)
+        self.ids.append(event.get("id"))
+        self.types.append(_short(event.get("type")))
+        self.roles.append(_short(event.get("role")))
+        if is_synthetic(event):
+            self.synthetic.add(index)
+        if self.root_row is None and cut_class(event) is CutClass.BOUNDARY:
+            self.root_row = index
+        tcid = event.get("tool_call_id")
+        if tcid is not None:
+            self.tool_call_ids[index] = tcid
+        if isinstance(tcid, str) and tcid:
+            etype = event.get("type")
+            if etype == "tool_call":
+                self.open_calls[tcid] = index
+            elif etype == "tool_result":
+                call = self.open_calls.pop(tcid, None)
+                if call is not None:
+                    self.links[call] = index
+                    self.links[index] = call
+
+    def add_corrupt(
+        self, line_no: int, offset: int, length: int, error: str | None, raw: object
+    ) -> None:
+        index = len(self.offset)
+        self._add_line(line_no, offset, length, 0, -1)
+        self.ids.append(None)
+        self.types.append(None)
+        self.roles.append(None)
+        self.corrupt += 1
+        text = one_line(_raw_text(raw), PREVIEW_CHARS)
+        self.corrupt_lines[index] = (str(error or "unparsable line"), text)
+
+    def _add_line(self, line_no: int, offset: int, length: int, tokens: int, ev: int) -> None:
+        self.line_no.append(line_no)
+        self.offset.append(offset)
+        self.length.append(length)
+        self.tokens.append(tokens)
+        self.row_event.append(ev)
+        self.prefix.append(self.prefix[-1] + tokens)
+
+    def light_event(self, row: int) -> Event:
+        """What the planner reads of an event: id, type, role, tool_call_id, the synthetic mark."""
+        event: Event = {"id": self.ids[row], "type": self.types[row], "role": self.roles[row]}
+        tcid = self.tool_call_ids.get(row)
+        if tcid is not None:
+            event["tool_call_id"] = tcid
+        if row in self.synthetic:
+            event["meta"] = {"synthetic": "split_turn_prefix"}
+        return event
+
+
+def _read_span(path: Path, offset: int, length: int) -> bytes | None:
+    try:
+        with open(path, "rb") as fh:
+            return os.pread(fh.fileno(), length, offset)
+    except OSError:
+        return None
+
+
+def _parse_one(data: bytes | None) -> Event | None:
+    if data is None:
+        return None
+    parsed = parse_event_lines(data if data.endswith(b"\n") else data + b"\n", final=True)
+    return parsed.lines[0].event if len(parsed.lines) == 1 else None
+
+
+def _load_event(path: Path, ls: _Lists, i: int) -> Event | None:
+    """Row i's event parsed again from the file; None if the line there is no longer it."""
+    event = _parse_one(_read_span(path, ls.offset[i], ls.length[i]))
+    if event is None:
+        return None
+    if _as_text(event.get("id")) != _as_text(ls.ids[i]):
+        return None
+    if _as_text(event.get("type")) != _as_text(ls.types[i]):
+        return None
+    return event
+
+
+def build_row(path: Path, ls: _Lists, i: int) -> tuple[Row, bool]:
+    """Row i, and whether it is final (False: its line changed, the next poll resets)."""
+    ev = ls.row_event[i]
+    line_no, offset, length, tokens = ls.line_no[i], ls.offset[i], ls.length[i], ls.tokens[i]
+    if ev < 0:
+        error, text = ls.corrupt_lines[i]
+        row = Row(
+            index=i,
+            line_no=line_no,
+            offset=offset,
+            length=length,
+            event_index=None,
+            error=error,
+            event_id="",
+            ts="",
+            type="(corrupt)",
+            role="",
+            cut=None,
+            tokens=tokens,
+            preview=text,
+            synthetic=False,
+            tool_call_id=None,
+        )
+        return row, True
+    event = _load_event(path, ls, i)
+    etype, role = ls.types[i], ls.roles[i]
+    tcid = ls.tool_call_ids.get(i)
+    row = Row(
+        index=i,
+        line_no=line_no,
+        offset=offset,
+        length=length,
+        event_index=ev,
+        error=None,
+        event_id=_as_text(ls.ids[i]),
+        ts=_str_field(event, "ts") if event is not None else "",
+        type=_as_text(etype),
+        role=_as_text(role),
+        cut=cut_class({"type": etype, "role": role}),
+        tokens=tokens,
+        preview=preview_of(event) if event is not None else CHANGED_PREVIEW,
+        synthetic=i in ls.synthetic,
+        tool_call_id=tcid if isinstance(tcid, str) and tcid else None,
+    )
+    return row, event is not None
+
 
 class LazyRows(Sequence[Row]):
-    """rows[i] builds the Row of record i on first use (a 100k-row load builds ~40)."""
+    """rows[i] builds the Row of line i on first use (a 100k-row load builds ~40)."""
 
-    def __init__(self, lists: _Lists, length: int) -> None:
+    def __init__(self, path: Path, lists: _Lists, length: int) -> None:
+        self._path = path
         self._lists = lists
         self._length = length
 
@@ -166,10 +298,11 @@ class LazyRows(Sequence[Row]):
         ls = self._lists
         row = ls.cache.get(i)
         if row is None:
-            row = row_from_record(i, ls.row_event[i], ls.records[i])
-            if len(ls.cache) > 20_000:
-                ls.cache.clear()
-            ls.cache[i] = row
+            row, final = build_row(self._path, ls, i)
+            if final:
+                if len(ls.cache) > 20_000:
+                    ls.cache.clear()
+                ls.cache[i] = row
         return row
 
     @overload
@@ -191,6 +324,32 @@ class LazyRows(Sequence[Row]):
         return (self._row(i) for i in range(self._length))
 
 
+class _LightEvents(Sequence[Event]):
+    """The first n events as the planner reads them, built on access (no dict is kept)."""
+
+    def __init__(self, lists: _Lists, n: int) -> None:
+        self._lists = lists
+        self._n = n
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, index: int) -> Event: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Event]: ...
+
+    def __getitem__(self, index: int | slice) -> Event | list[Event]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self._n))]
+        if index < 0:
+            index += self._n
+        if not 0 <= index < self._n:
+            raise IndexError(index)
+        return self._lists.light_event(self._lists.event_rows[index])
+
+
 @dataclass(frozen=True)
 class HotWindowSnapshot:
     """A consistent view of the first `length` rows (see the module docstring)."""
@@ -200,6 +359,7 @@ class HotWindowSnapshot:
     prefix: Sequence[int]
     """prefix[i]: tokens of rows[:i]; len == length + 1 at least."""
     events: Sequence[Event]
+    """Light events (id, type, role, tool_call_id, synthetic mark): what the planner reads."""
     n_events: int
     event_rows: Sequence[int]
     """event index -> row index."""
@@ -211,6 +371,9 @@ class HotWindowSnapshot:
     """Bumped on every reset, so views know their row indices are stale."""
     partial: bool = False
     """Only the newest lines, read while the whole file loads: row numbers are not final."""
+    path: Path | None = None
+    lists: Any = None
+    """The model's `_Lists` the rows come from (for `read_event`)."""
 
     @property
     def total_tokens(self) -> int:
@@ -225,6 +388,8 @@ class HotWindowSnapshot:
         return other if other is not None and other < self.length else None
 
     def event_list(self) -> list[Event]:
+        """Light events for the planner: it reads only type, role, id, tool_call_id and
+        meta.synthetic (tokens come precomputed from `token_list`)."""
         return list(self.events[: self.n_events])
 
     def token_list(self) -> list[int]:
@@ -234,6 +399,15 @@ class HotWindowSnapshot:
         if event_index is None or not 0 <= event_index < self.n_events:
             return None
         return self.event_rows[event_index]
+
+    def read_event(self, row: Row) -> Event | None:
+        """The row's full event, parsed from the file now; None for a corrupt line or when the
+        line at the row's offset is no longer that event (the file was rewritten)."""
+        if row.corrupt or self.path is None or not isinstance(self.lists, _Lists):
+            return None
+        if not 0 <= row.index < self.length:
+            return None
+        return _load_event(self.path, self.lists, row.index)
 
 
 EMPTY_SNAPSHOT = HotWindowSnapshot(
@@ -263,43 +437,17 @@ class ModelUpdate:
     """events.jsonl does not exist (no session yet, or mid-rotation)."""
 
 
-def _extend(ls: _Lists, records: Sequence[Record]) -> None:
-    """Append records: prefix sums, event index, root, tool links; no Row is built here."""
-    for record in records:
-        index = len(ls.records)
-        event = record.event
-        ls.records.append(record)
-        ls.prefix.append(ls.prefix[-1] + record.tokens)
-        if event is None:
-            ls.corrupt += 1
-            ls.row_event.append(None)
-            continue
-        ls.row_event.append(len(ls.events))
-        ls.events.append(event)
-        ls.event_rows.append(index)
-        ls.event_tokens.append(record.tokens)
-        if ls.root_row is None and cut_class(event) is CutClass.BOUNDARY:
-            ls.root_row = index
-        tcid = event.get("tool_call_id")
-        if isinstance(tcid, str) and tcid:
-            etype = event.get("type")
-            if etype == "tool_call":
-                ls.open_calls[tcid] = index
-            elif etype == "tool_result":
-                call = ls.open_calls.pop(tcid, None)
-                if call is not None:
-                    ls.links[call] = index
-                    ls.links[index] = call
-
-
-def _snapshot(ls: _Lists, generation: int, *, partial: bool = False) -> HotWindowSnapshot:
-    length = len(ls.records)
+def _snapshot(
+    path: Path, ls: _Lists, generation: int, *, partial: bool = False
+) -> HotWindowSnapshot:
+    length = ls.n_rows
+    n_events = len(ls.event_rows)
     return HotWindowSnapshot(
-        rows=LazyRows(ls, length),
+        rows=LazyRows(path, ls, length),
         length=length,
         prefix=ls.prefix,
-        events=ls.events,
-        n_events=len(ls.events),
+        events=_LightEvents(ls, n_events),
+        n_events=n_events,
         event_rows=ls.event_rows,
         event_tokens=ls.event_tokens,
         links=ls.links,
@@ -307,6 +455,8 @@ def _snapshot(ls: _Lists, generation: int, *, partial: bool = False) -> HotWindo
         corrupt_count=ls.corrupt,
         generation=generation,
         partial=partial,
+        path=path,
+        lists=ls,
     )
 
 
@@ -345,24 +495,17 @@ class HotWindowModel:
             return None
         base = size - PEEK_BYTES + first_nl + 1
         parsed = parse_event_lines(data[first_nl + 1 :], base_offset=base, base_line=0, final=False)
-        records = [
-            Record(
-                line_no=p.line_no,
-                offset=p.offset,
-                length=p.length,
-                event=p.event,
-                error=p.error,
-                raw=p.raw[:RAW_KEEP_BYTES],
-                tokens=estimate_event_tokens(p.event) if p.event is not None else 0,
-            )
-            for p in parsed.lines
-        ]
         ls = _Lists()
-        _extend(ls, records)
+        for p in parsed.lines:
+            if p.event is None:
+                ls.add_corrupt(p.line_no, p.offset, p.length, p.error, p.raw)
+            else:
+                tokens = estimate_event_tokens(p.event)
+                ls.add_event(p.line_no, p.offset, p.length, p.event, tokens)
         return ModelUpdate(
-            snapshot=_snapshot(ls, -1, partial=True),
+            snapshot=_snapshot(self.path, ls, -1, partial=True),
             reset=True,
-            appended=len(records),
+            appended=len(parsed.lines),
             elapsed_ms=(time.perf_counter() - start) * 1000,
         )
 
@@ -370,29 +513,42 @@ class HotWindowModel:
         """Read what was appended since the last poll (everything after a rewrite)."""
         start = time.perf_counter()
         missing = not self.path.exists()
+        reset, appended = False, 0
         try:
-            update = self._tail.poll()
-            reset, records = bool(update.reset), list(update.records)
+            while True:
+                update = self._tail.poll(max_bytes=LOAD_CHUNK_BYTES)
+                if update.reset:
+                    reset, appended = True, 0
+                    self._new_generation()
+                for r in update.records:
+                    if r.event is None:
+                        self._lists.add_corrupt(r.line_no, r.offset, r.length, r.error, r.raw)
+                    else:
+                        self._lists.add_event(r.line_no, r.offset, r.length, r.event, r.tokens)
+                appended += len(update.records)
+                if not update.more:
+                    break
         except FileNotFoundError:
-            reset, records, missing = bool(self._lists.records), [], True
-        if missing and self._lists.records:
-            reset = True
-        if reset:
-            self._lists = _Lists()
-            self._generation += 1
-        _extend(self._lists, records)
+            missing = True
+        if missing and self._lists.n_rows:
+            reset, appended = True, 0
+            self._new_generation()
         first = not self._loaded
         self._loaded = True
         return ModelUpdate(
             snapshot=self.snapshot(),
             reset=reset or first,
-            appended=len(records),
+            appended=appended,
             elapsed_ms=(time.perf_counter() - start) * 1000,
             missing=missing,
         )
 
+    def _new_generation(self) -> None:
+        self._lists = _Lists()
+        self._generation += 1
+
     def snapshot(self) -> HotWindowSnapshot:
-        return _snapshot(self._lists, self._generation)
+        return _snapshot(self.path, self._lists, self._generation)
 
 
 @dataclass(frozen=True)

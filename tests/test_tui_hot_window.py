@@ -162,7 +162,7 @@ def test_first_compaction_split_turn_puts_the_synthetic_event_after_the_pinned_r
     snap = model.poll().snapshot
     rows = list(snap.rows)
     assert snap.root_row == 0 and rows[0].type == "user_input" and not rows[0].synthetic
-    assert rows[1].synthetic and is_synthetic(rows[1].event or {})
+    assert rows[1].synthetic and is_synthetic(snap.read_event(rows[1]) or {})
     assert rows[1].type == "system_event"
     assert [r.index for r in rows if r.synthetic] == [1]
     assert "Also clear the camera cache" in rows[1].preview  # the turn's own request
@@ -199,3 +199,57 @@ def test_leading_blanks_move_to_the_cell_before() -> None:
     reverse = Style(reverse=True)
     out = _blanks_after_text([Segment("x", reverse), Segment("  y", plain)])
     assert [s.text for s in out] == ["x", "  y"]  # a different background keeps its blanks
+
+
+def _reachable_text_sizes(root: object) -> int:
+    """The longest str/bytes reachable from `root` through containers and instances."""
+    import gc
+    import types
+
+    seen: set[int] = set()
+    stack = [root]
+    longest = 0
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen or isinstance(obj, type | types.ModuleType | types.FunctionType):
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, str | bytes | bytearray):
+            longest = max(longest, len(obj))
+            continue
+        stack.extend(gc.get_referents(obj))
+    return longest
+
+
+def test_the_model_keeps_no_event_bodies_and_reads_a_5mb_event_on_demand(tmp_path: Path) -> None:
+    import json
+
+    big = "x" * (5 * 1024 * 1024)
+    lines = [
+        {"id": "a", "type": "user_input", "role": "user", "content": "hi", "ts": "t1"},
+        {"id": "b", "type": "tool_result", "role": "tool", "content": big, "ts": "t2"},
+        {"id": "c", "type": "assistant_output", "role": "assistant", "content": "done"},
+    ]
+    path = tmp_path / "events.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in lines), encoding="utf-8")
+    model = HotWindowModel(path)
+    snap = model.poll().snapshot  # the 5 MB line is longer than one load piece
+    rows = list(snap.rows)
+    assert [r.event_id for r in rows] == ["a", "b", "c"]
+    assert not hasattr(rows[1], "event") and not hasattr(rows[1], "content")
+    assert len(rows[1].preview) <= 160 and rows[1].ts == "t2"
+    assert _reachable_text_sizes(model) < 10_000  # no event body is kept after loading
+    full = snap.read_event(rows[1])
+    assert full is not None and full["content"] == big
+    assert snap.event_list()[1] == {"id": "b", "type": "tool_result", "role": "tool"}
+
+
+def test_a_rewritten_line_is_not_shown_as_the_old_event(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    path.write_text('{"id":"a","type":"user_input","content":"old"}\n', encoding="utf-8")
+    model = HotWindowModel(path)
+    snap = model.poll().snapshot
+    path.write_text('{"id":"z","type":"user_input","content":"new"}\n', encoding="utf-8")
+    assert snap.read_event(snap.rows[0]) is None
+    assert "changed" in snap.rows[0].preview
+    assert [r.event_id for r in model.poll().snapshot.rows] == ["z"]

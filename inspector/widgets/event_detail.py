@@ -1,6 +1,7 @@
 """The selected hot-window event, pretty-printed, with its class, tokens and pair link.
 
-Everything shown comes from the file, so it is built with `inspector.safe_text` (no markup,
+The event is parsed from events.jsonl again when its row is shown (the model keeps no event
+dicts). Everything shown comes from the file, so it is built with `inspector.safe_text` (no markup,
 control characters visible) and capped: a 5 MB event shows its first `DETAIL_CHARS` characters
 and says how many more there are.
 """
@@ -64,7 +65,12 @@ def describe_row(row: Row, snapshot: HotWindowSnapshot | None) -> Text:
         if link is not None:
             what = "result" if row.type == "tool_call" else "call"
             out.append(f"tool {what}: row #{link}\n")
-    event = row.event or {}
+    event = snapshot.read_event(row) if snapshot is not None else None
+    if event is None:
+        out.append("\n")
+        out.append("the event could not be read again from events.jsonl", style="bold red")
+        out.append(" (it was rewritten; the list reloads)\n" if snapshot is not None else "\n")
+        return out
     meta = event.get("meta")
     if isinstance(meta, dict) and meta.get("scrubbed"):
         content = event.get("content")
