@@ -7,6 +7,7 @@ root is shown as "m", so no temporary path or clock reaches the screen. Regenera
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 from textual.pilot import Pilot
 
 from inspector.app import InspectorApp, create_app
+from inspector.widgets.hot_window import HotWindow
 from tests.tui_fixtures import (
     CONFIG,
     build_basic,
@@ -32,12 +34,31 @@ def _app(root: Path) -> InspectorApp:
 def _steps(keys: Sequence[str]) -> Callable[[Pilot[int]], Awaitable[None]]:
     async def run_before(pilot: Pilot[int]) -> None:
         app = pilot.app
+        deadline = time.monotonic() + 30
+        while app.full_load_ms is None:  # the whole hot window loaded, not just its tail
+            assert time.monotonic() < deadline, "events.jsonl never finished loading"
+            await pilot.pause(0.02)
         for key in ("", *keys):
             if key:
                 await pilot.press(key)
             for _ in range(4):
                 await app.workers.wait_for_complete()
                 await pilot.pause()
+        # Let deferred scrolls and re-plans land: the screen is taken once nothing is running
+        # and the list has not moved for several frames.
+        hot = app.query_one(HotWindow)
+        # The scrollbar thumb is drawn at sub-cell resolution from the scroll offset of the
+        # moment; it is the one part of the screen that varies between runs, so it is hidden.
+        hot.styles.scrollbar_size_vertical = 0
+        last: object = None
+        still = 0
+        while still < 4:
+            assert time.monotonic() < deadline, "the hot window never came to rest"
+            busy = any(w.is_running for w in app.workers if w.group != "watch")
+            now = (hot.scroll_y, hot.cursor, hot.virtual_size, id(hot.cut_preview), busy)
+            still = still + 1 if now == last and not busy else 0
+            last = now
+            await pilot.pause(0.05)
 
     return run_before
 

@@ -228,7 +228,8 @@ class HotWindow(ScrollView, can_focus=True):
         else:
             self.cursor = min(self.cursor, max(0, snapshot.length - 1))
         if self.follow:
-            self.scroll_end(animate=False, immediate=True, x_axis=False)
+            self.scroll_end(animate=False, immediate=True, x_axis=False, force=True)
+        self.call_after_refresh(self._keep_in_view)
         self.refresh()
 
     def show_cut(self) -> bool:
@@ -254,11 +255,14 @@ class HotWindow(ScrollView, can_focus=True):
     def watch_follow(self, follow: bool) -> None:
         if follow and self.snapshot.length:
             self.cursor = self.snapshot.length - 1
-            self.scroll_end(animate=False, immediate=True, x_axis=False)
+            self.scroll_end(animate=False, immediate=True, x_axis=False, force=True)
         self.post_message(self.FollowChanged(follow))
 
     def watch_cursor(self, old: int, new: int) -> None:
         self._scroll_cursor_into_view()
+        # Again after the next layout: before the first one the region's height is unknown
+        # and a scroll computed now would be lost.
+        self.call_after_refresh(self._keep_in_view)
         self.refresh()
         self.post_message(self.RowHighlighted(self.current_row, self.snapshot))
 
@@ -311,7 +315,7 @@ class HotWindow(ScrollView, can_focus=True):
 
     def _keep_in_view(self) -> None:
         if self.follow:
-            self.scroll_end(animate=False, immediate=True, x_axis=False)
+            self.scroll_end(animate=False, immediate=True, x_axis=False, force=True)
         else:
             self._scroll_cursor_into_view()
 
@@ -325,9 +329,9 @@ class HotWindow(ScrollView, can_focus=True):
         line = self.row_to_line(self.cursor)
         top = round(self.scroll_y)
         if line < top:
-            self.scroll_to(y=line, animate=False, immediate=True)
+            self.scroll_to(y=line, animate=False, immediate=True, force=True)
         elif line >= top + height:
-            self.scroll_to(y=line - height + 1, animate=False, immediate=True)
+            self.scroll_to(y=line - height + 1, animate=False, immediate=True, force=True)
 
     # -- keys -------------------------------------------------------------------------------
 
