@@ -327,7 +327,13 @@ def _valid_stem(name: str, suffix: str) -> str | None:
 
 def list_chunk_files(paths: MemoryPaths, warnings: list[str] | None = None) -> list[str]:
     """Ids of the `*.jsonl` files in chunks/ (sorted); files with invalid names are skipped."""
-    folder = paths.chunks_dir
+    return _jsonl_ids(paths, paths.chunks_dir, "chunk", warnings)
+
+
+def _jsonl_ids(
+    paths: MemoryPaths, folder: Path, noun: str, warnings: list[str] | None
+) -> list[str]:
+    """Sorted ids of the `<id>.jsonl` files in `folder`; invalid names skipped with a warning."""
     paths.ensure_inside_root(folder)
     try:
         names = sorted(p.name for p in folder.iterdir() if p.is_file())
@@ -342,7 +348,7 @@ def list_chunk_files(paths: MemoryPaths, warnings: list[str] | None = None) -> l
         cid = _valid_stem(name, ".jsonl")
         if cid is None:
             if warnings is not None:
-                warnings.append(f"{folder / name}: not a valid chunk id; ignored")
+                warnings.append(f"{folder / name}: not a valid {noun} id; ignored")
             continue
         ids.append(cid)
     return ids
@@ -407,23 +413,8 @@ def list_pending(paths: MemoryPaths, warnings: list[str] | None = None) -> list[
 
     Files with invalid ids are skipped, with a warning added to `warnings` when given.
     """
-    folder = paths.pending_dir
-    paths.ensure_inside_root(folder)
-    try:
-        names = sorted(p.name for p in folder.iterdir() if p.is_file())
-    except FileNotFoundError:
-        return []
-    except OSError as exc:
-        raise StoreError(f"cannot list {folder}: {_reason(exc)}") from exc
     out: list[PendingEvidence] = []
-    for name in names:
-        if not name.endswith(".jsonl") or name.startswith("."):
-            continue
-        pid = _valid_stem(name, ".jsonl")
-        if pid is None:
-            if warnings is not None:
-                warnings.append(f"{folder / name}: not a valid pending id; ignored")
-            continue
+    for pid in _jsonl_ids(paths, paths.pending_dir, "pending", warnings):
         try:
             events, corrupt = _read_jsonl(paths.pending_file(pid))
         except StoreError as exc:
