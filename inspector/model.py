@@ -148,10 +148,10 @@ class _Lists:
     corrupt: int = 0
     cache: dict[int, Row] = field(default_factory=dict)
     """Rows built so far (only the ones drawn or selected are ever built)."""
-
-    @property
-    def n_rows(self) -> int:
-        return len(self.offset)
+    n_rows: int = 0
+    """Rows whose every field is written. The loader thread appends while the UI thread takes
+    snapshots, so a snapshot must never count a row that is only half added."""
+    n_events: int = 0
 
     def add_event(self, line_no: int, offset: int, length: int, event: Event, tokens: int) -> None:
         index = len(self.offset)
@@ -177,6 +177,8 @@ class _Lists:
                 if call is not None:
                     self.links[call] = index
                     self.links[index] = call
+        self.n_events = len(self.event_rows)
+        self.n_rows = index + 1
 
     def add_corrupt(
         self, line_no: int, offset: int, length: int, error: str | None, raw: object
@@ -189,6 +191,7 @@ class _Lists:
         self.corrupt += 1
         text = one_line(_raw_text(raw), PREVIEW_CHARS)
         self.corrupt_lines[index] = (str(error or "unparsable line"), text)
+        self.n_rows = index + 1
 
     def _add_line(self, line_no: int, offset: int, length: int, tokens: int, ev: int) -> None:
         self.line_no.append(line_no)
@@ -440,8 +443,8 @@ class ModelUpdate:
 def _snapshot(
     path: Path, ls: _Lists, generation: int, *, partial: bool = False
 ) -> HotWindowSnapshot:
+    n_events = ls.n_events  # before n_rows: the writer sets n_events first
     length = ls.n_rows
-    n_events = len(ls.event_rows)
     return HotWindowSnapshot(
         rows=LazyRows(path, ls, length),
         length=length,

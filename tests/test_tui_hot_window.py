@@ -253,3 +253,18 @@ def test_a_rewritten_line_is_not_shown_as_the_old_event(tmp_path: Path) -> None:
     assert snap.read_event(snap.rows[0]) is None
     assert "changed" in snap.rows[0].preview
     assert [r.event_id for r in model.poll().snapshot.rows] == ["z"]
+
+
+def test_snapshot_never_counts_a_half_added_row(tmp_path: Path) -> None:
+    """The loader thread appends while the UI thread snapshots: a row whose line is recorded
+    but whose other fields are not yet written must not be counted (it crashed the header
+    with IndexError under 1,000 appends a second)."""
+    from inspector.model import _Lists, _snapshot
+
+    ls = _Lists()
+    ls.add_event(1, 0, 10, {"id": "a", "type": "user_input"}, 5)
+    ls._add_line(2, 10, 10, 7, ls.n_events)  # the first half of add_event, as a race sees it
+    snap = _snapshot(tmp_path / "events.jsonl", ls, 0)
+    assert snap.length == 1 and snap.n_events == 1
+    assert snap.total_tokens == 5
+    assert snap.event_list() == [{"id": "a", "type": "user_input", "role": None}]
