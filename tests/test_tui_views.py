@@ -661,6 +661,27 @@ async def test_prompt_view_shows_assembled_prompt_with_tokens(memory: MemoryMana
         assert built and built[-1].message_count == 4 and built[-1].context_window == 1000
 
 
+async def test_prompt_view_first_painted_frame_shows_whole_cells() -> None:
+    """A frame painted before the table's idle must not keep truncated cells ("sys…")."""
+    view = PromptView()
+    app = ViewHost(view)
+    messages = [
+        {"role": "system", "content": "system prompt " * 4},
+        {"role": "assistant", "content": "an answer"},
+    ]
+    async with app.run_test(size=(120, 24)) as pilot:
+        await pilot.pause()
+        table = view.query_one(DataTable)
+        for _ in range(3):  # the first fill and two refills, each painted before any idle
+            view.set_messages(messages, 1000)
+            painted = [table.render_line(y).text for y in range(3)]
+            await pilot.pause()
+            again = [table.render_line(y).text for y in range(3)]
+            assert painted == again
+            assert "system " in painted[1] and "assistant " in painted[2], painted
+            assert "\u2026" not in painted[1] + painted[2]
+
+
 async def test_prompt_view_tool_calls_and_plain_data() -> None:
     messages = [
         {"role": "system", "content": "sys"},

@@ -34,6 +34,7 @@ from textual.worker import get_current_worker
 
 from core.manager import ArchiveInfo
 from inspector.safe_text import safe_line
+from inspector.tables import replace_rows
 from inspector.widgets.chunks_view import describe_error
 
 if TYPE_CHECKING:
@@ -137,19 +138,20 @@ class ArchiveView(Vertical):
         table: DataTable[Text] = self.query_one("#archive-table", DataTable)
         previous = self.selected_archive
         self._archives = list(archives)
-        table.clear()
         select_at = 0
+        rows: list[tuple[str, list[Text]]] = []
         for i, info in enumerate(self._archives):
             if previous is not None and info.session_id == previous.session_id:
                 select_at = i
-            table.add_row(
+            cells = [
                 safe_line(info.session_id, "bold", limit=40),
                 Text(str(info.event_count), justify="right"),
                 Text(str(info.chunk_count), justify="right"),
                 safe_line(_when(info.created_at), limit=24),
                 Text(human_size(info.size_bytes), justify="right"),
-                key=str(i),
-            )
+            ]
+            rows.append((str(i), cells))
+        replace_rows(table, rows)
         if self._archives:
             table.move_cursor(row=select_at)
         if error:

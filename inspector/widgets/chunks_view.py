@@ -47,6 +47,7 @@ from core.chunks import ChunkEntry, PendingEvidence, list_pending, read_chunk_ev
 from core.errors import SessionMemoryError
 from core.tokens import compact_json, content_text
 from inspector.safe_text import one_line, safe_line, safe_text, trail_blanks
+from inspector.tables import replace_rows
 
 if TYPE_CHECKING:
     from core.manager import MemoryManager
@@ -403,15 +404,13 @@ class ChunksView(Vertical):
         self.set_class(bool(notice), "-index-error")
 
         rows = [row_from_entry(e) for e in entries] + [row_from_pending(p) for p in pending]
-        table.clear()
         self._rows = {}
         select_at = 0
         for i, row in enumerate(rows):
-            key = f"{row.source[0]}{i}"
-            self._rows[key] = row
+            self._rows[f"{row.source[0]}{i}"] = row
             if row.chunk_id == previous:
                 select_at = i
-            table.add_row(*self._cells(row), key=key)
+        replace_rows(table, [(key, self._cells(row)) for key, row in self._rows.items()])
         if rows:
             table.move_cursor(row=select_at)
             if previous is None or rows[select_at].chunk_id != previous:

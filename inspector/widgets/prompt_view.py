@@ -43,6 +43,7 @@ from textual.worker import get_current_worker
 from core.prompt import estimate_message_tokens
 from core.tokens import compact_json
 from inspector.safe_text import safe_line, safe_text, trail_blanks
+from inspector.tables import replace_rows
 from inspector.widgets.chunks_view import describe_error
 
 if TYPE_CHECKING:
@@ -224,18 +225,19 @@ class PromptView(Vertical):
         self._tokens = [estimate_message_tokens(m) for m in self._messages]
         table: DataTable[Text] = self.query_one("#prompt-table", DataTable)
         cursor = table.cursor_row
-        table.clear()
+        rows: list[tuple[str, list[Text]]] = []
         running = 0
         for i, (msg, tokens) in enumerate(zip(self._messages, self._tokens, strict=True)):
             running += tokens
-            table.add_row(
+            cells = [
                 Text(str(i), justify="right", style="dim"),
                 message_label(msg),
                 Text(f"{tokens:,}", justify="right"),
                 Text(f"{running:,}", justify="right", style="dim"),
                 message_preview(msg),
-                key=str(i),
-            )
+            ]
+            rows.append((str(i), cells))
+        replace_rows(table, rows)
         self._show_total(context_window, compress_at_percent)
         if self._messages:
             table.move_cursor(row=min(max(cursor, 0), len(self._messages) - 1))

@@ -41,6 +41,7 @@ from textual.worker import get_current_worker
 
 from core.recall import RecallHit, RecallResult
 from inspector.safe_text import safe_line, trail_blanks
+from inspector.tables import replace_rows
 from inspector.widgets.chunks_view import describe_error, events_text, summary_text
 
 if TYPE_CHECKING:
@@ -211,16 +212,17 @@ class RecallView(Vertical):
         self._query = query
         self._hits = list(result.results) if result is not None else []
         table: DataTable[Text] = self.query_one("#recall-table", DataTable)
-        table.clear()
+        rows: list[tuple[str, list[Text]]] = []
         for i, hit in enumerate(self._hits):
-            table.add_row(
+            cells = [
                 source_badge(hit.source),
                 safe_line(hit.chunk_id, "bold", limit=32),
                 Text(f"{hit.score:.3f}", justify="right"),
                 Text(str(len(hit.events)), justify="right"),
                 safe_line(hit.summary, limit=120),
-                key=str(i),
-            )
+            ]
+            rows.append((str(i), cells))
+        replace_rows(table, rows)
         status = Text()
         if error is not None:
             status.append_text(safe_line(f"recall failed: {error}", "bold red", limit=300))
