@@ -32,7 +32,6 @@ from textual.css.query import NoMatches
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Footer, Input, Static, TabbedContent, TabPane, TextArea
-from textual.widgets._footer import FooterKey
 from textual.worker import Worker, WorkerState
 
 from core.config import CompactionConfig, load_config
@@ -246,7 +245,7 @@ class InspectorFooter(Footer):
         app = self.app
         hidden = app.footer_hidden() if isinstance(app, InspectorApp) else frozenset[str]()
         for widget in super().compose():
-            if isinstance(widget, FooterKey) and widget.action in hidden:
+            if getattr(widget, "action", None) in hidden:  # a FooterKey (not public API)
                 continue
             yield widget
 
