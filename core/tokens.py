@@ -37,9 +37,13 @@ def estimate_tokens(text: str) -> int:
     return cjk + math.ceil((n - cjk) / 4)
 
 
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+"""Built once: `json.dumps` with options builds a new encoder on every call."""
+
+
 def compact_json(value: Any) -> str:
     """The compact JSON form the estimate and the stores use (UTF-8 kept, no spaces)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _COMPACT.encode(value)
 
 
 def content_text(value: Any) -> str:
