@@ -38,7 +38,7 @@ from core.maintenance import (
 )
 from core.planner import CompactionPlan, plan_compaction
 from core.prompt import build_prompt_messages
-from core.recall import RecallDoc, RecallIndex, RecallResult
+from core.recall import AnalyzedDoc, RecallDoc, RecallIndex, RecallResult, analyze
 from core.rotation import RotationResult, rotate
 from core.store import SessionStore
 from core.summarizer import Summarizer, make_summarizer
@@ -190,7 +190,10 @@ class MemoryManager:
         self._running = False
         self._pending = False
         self._thread: threading.Thread | None = None
+        self._recall_lock = threading.Lock()
         self._recall_cache: tuple[tuple[Any, ...], RecallIndex] | None = None
+        self._recall_active: tuple[tuple[Any, ...], RecallIndex] | None = None
+        self._recall_file_keys: dict[str, Any] = {}
 
     # -- appends ---------------------------------------------------------------------------
 
@@ -348,7 +351,7 @@ class MemoryManager:
     def rotate(self) -> RotationResult:
         self._writable()
         result = rotate(self.store, self.config)
-        self._recall_cache = None
+        self._recall_cache = self._recall_active = None
         return result
 
     def repair(self) -> dict[str, int]:
@@ -376,7 +379,7 @@ class MemoryManager:
                 repaired["corrupt_lines_quarantined"] = len(snap.corrupt)
                 entries = read_index(self.paths).entries
                 write_summaries(self.store, self.config, entries)
-        self._recall_cache = None
+        self._recall_cache = self._recall_active = None
         return repaired
 
     def _rebuild_index(self) -> int:
@@ -429,44 +432,71 @@ class MemoryManager:
         return result
 
     def _recall_index(self) -> RecallIndex:
-        """The BM25 index, rebuilt only when index.yaml, events.jsonl or the pending folder
-        changed: a warm query stats three paths and reads nothing (no YAML parse per query)."""
-        key = (
-            _stat_key(self.paths.index),
-            _stat_key(self.paths.events),
-            _listing_key(self.paths.pending_dir),
-        )
-        if self._recall_cache is not None and self._recall_cache[0] == key:
-            return self._recall_cache[1]
-        entries = read_index(self.paths).entries
-        pending = list_pending(self.paths)
-        docs: list[RecallDoc] = []
-        for entry in entries:
-            try:
-                events, _bad = read_chunk_events(self.paths, entry.chunk_id)
-            except StoreError:
-                events = []
-            docs.append(RecallDoc(entry.chunk_id, "active", entry.summary, events))
-        if pending:
+        """The BM25 index. The chunks' part is rebuilt only when index.yaml or the chunks
+        folder changed, and then analyses only chunks it has not seen (a pass adds one); the
+        pending part (few documents, which depend on the hot window) is added on top. A warm
+        query stats a few paths and reads nothing, however many events were appended since."""
+        with self._recall_lock:
+            active_key, active = self._active_recall_index()
+            listing = _listing_key(self.paths.pending_dir)
+            if not listing:
+                return active
+            key = (active_key, _stat_key(self.paths.events), listing)
+            if self._recall_cache is not None and self._recall_cache[0] == key:
+                return self._recall_cache[1]
+            pending = list_pending(self.paths)
             hot_ids = {e.get("id") for e in self.store.read_events().events}
-            indexed = {entry.chunk_id for entry in entries}
+            indexed = {doc.chunk_id for doc in active.docs}
+            docs: list[RecallDoc] = []
             for p in pending:
                 if p.meta.get("chunk_id") in indexed:
                     continue  # a pass committed it and has yet to delete the evidence
                 gone = [e for e in p.events if e.get("id") not in hot_ids]
                 if gone:
                     summary = p.meta.get("summary")
-                    docs.append(
-                        RecallDoc(
-                            p.pending_id,
-                            "pending",
-                            summary if isinstance(summary, str) else "",
-                            gone,
-                        )
-                    )
-        index = RecallIndex(docs)
-        self._recall_cache = (key, index)
-        return index
+                    text = summary if isinstance(summary, str) else ""
+                    docs.append(RecallDoc(p.pending_id, "pending", text, gone))
+            index = active.extended(docs) if docs else active
+            self._recall_cache = (key, index)
+            return index
+
+    def _active_recall_index(self) -> tuple[tuple[Any, ...], RecallIndex]:
+        paths = self.paths
+        key = (_stat_key(paths.index), _stat_key(paths.chunks_dir))
+        cached = self._recall_active
+        if cached is not None and cached[0] == key:
+            return cached
+        seen = {a.doc.chunk_id: a for a in cached[1].analyzed} if cached is not None else {}
+        seen_keys = self._recall_file_keys
+        analyzed: list[AnalyzedDoc] = []
+        file_keys: dict[str, Any] = {}
+        for entry in read_index(paths).entries:
+            cid = entry.chunk_id
+            try:
+                file_key: Any = _stat_key(paths.chunk_file(cid))
+            except SessionMemoryError:
+                file_key = None
+            old = seen.get(cid)
+            if (
+                old is not None
+                and seen_keys.get(cid) == file_key
+                and old.doc.summary == entry.summary
+            ):
+                analyzed.append(old)
+            else:
+                try:
+                    events, _bad = read_chunk_events(paths, cid)
+                except StoreError:
+                    events = []
+                analyzed.append(analyze(RecallDoc(cid, "active", entry.summary, events)))
+            file_keys[cid] = file_key
+        if cached is not None and _starts_with(analyzed, cached[1].analyzed):
+            index = cached[1].extended(analyzed[len(cached[1].analyzed) :])
+        else:
+            index = RecallIndex(analyzed)
+        self._recall_active = (key, index)
+        self._recall_file_keys = file_keys
+        return key, index
 
     def status(self) -> SessionStatus:
         warnings: list[str] = []
@@ -574,6 +604,10 @@ def _listing_key(folder: Path) -> tuple[tuple[str, int, int], ...]:
                 st = entry.stat(follow_symlinks=False)
                 out.append((entry.name, st.st_size, st.st_mtime_ns))
     return tuple(sorted(out))
+
+
+def _starts_with(items: Sequence[object], prefix: Sequence[object]) -> bool:
+    return len(items) >= len(prefix) and all(a is b for a, b in zip(prefix, items, strict=False))
 
 
 def _stat_key(path: Path) -> tuple[int, int, int] | None:

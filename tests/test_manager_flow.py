@@ -233,6 +233,48 @@ def test_recall_finds_compacted_events_with_active_source(root: Path) -> None:
     assert result.pending_chunks_recalled == 0
 
 
+def test_recall_index_survives_appends_and_grows_by_the_new_chunk_only(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A recall after appends reads no chunk file again; after a compaction it reads only the
+    new chunk; and its answers are those of a manager that builds the index from scratch."""
+    import core.manager
+
+    reads: list[str] = []
+    real_read = core.manager.read_chunk_events
+
+    def counting_read(paths: Any, chunk_id: str) -> Any:
+        reads.append(chunk_id)
+        return real_read(paths, chunk_id)
+
+    monkeypatch.setattr(core.manager, "read_chunk_events", counting_read)
+    mm = MemoryManager(root, small_config())
+    queries = ["wifi settings device", "tapped", "task 3", "done with task"]
+
+    def same_as_fresh() -> None:
+        fresh = MemoryManager(root, small_config(), read_only=True)
+        for q in queries:
+            assert mm.recall(q, limit=10) == fresh.recall(q, limit=10), q
+
+    for n in range(4):
+        play_turn(mm, n)
+    first = mm.save()
+    assert first.compacted
+    mm.recall("wifi")
+    assert reads == [first.chunk_id]
+    for n in range(4, 6):
+        play_turn(mm, n)  # appends only: events.jsonl changes, the chunks do not
+    mm.recall("wifi")
+    assert reads == [first.chunk_id]
+    reads.clear()
+    second = mm.save()
+    assert second.compacted and second.chunk_id != first.chunk_id
+    assert mm.recall("task 5").results
+    assert reads == [second.chunk_id]
+    reads.clear()
+    same_as_fresh()
+
+
 def test_build_prompt_places_summary_and_native_messages(root: Path) -> None:
     mm = MemoryManager(root, small_config())
     for n in range(4):

@@ -221,3 +221,59 @@ def test_function_words_alone_match_nothing() -> None:
     ]
     assert RecallIndex(docs).search("nothing-like-this").results == []
     assert [h.chunk_id for h in RecallIndex(docs).search("the wifi").results] == ["chunk_0002"]
+
+
+# --- the tokenizer against the compound-by-compound walk it replaced ------------------------
+
+_REF_CJK = (
+    "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
+    "\u3040-\u30ff\u31f0-\u31ff\u1100-\u11ff\u3130-\u318f\uac00-\ud7af"
+)
+
+
+def reference_tokens(text: str) -> list[str]:
+    """Terms as first specified: CJK bigrams, then each compound's parts and the compound."""
+    import re
+
+    from core.recall import STOPWORDS, normalize
+
+    text = normalize(text)
+    cjk_run = re.compile(f"[{_REF_CJK}]+")
+    compound = re.compile(rf"(?:(?![{_REF_CJK}])[^\W_])+(?:[_.\-/:@]+(?:(?![{_REF_CJK}])[^\W_])+)*")
+    out: list[str] = []
+    for run in cjk_run.findall(text):
+        out.extend([run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)])
+    for match in compound.finditer(cjk_run.sub(" ", text)):
+        parts = re.findall(r"[^\W_]+", match.group(0))
+        out.extend(p for p in parts if p not in STOPWORDS)
+        if len(parts) > 1:
+            out.append(match.group(0))
+    return out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "tail -f /var/log/app_main.log for the user@host.example",
+        "会议记录 and 待办事项: Café-crème, naïve__x..y, a.b.c-d",
+        "日本語のテキスト한국어 mixed_with-ascii/paths:8080",
+        "trailing. joiners_ -only __ .. ::",
+        "",
+    ],
+)
+def test_tokenize_gives_the_terms_of_the_reference_walk(text: str) -> None:
+    assert sorted(tokenize(text)) == sorted(reference_tokens(text))
+
+
+def test_tokenize_matches_the_reference_on_random_text() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    alphabet = st.sampled_from([*"ab Z9_.-/:@ é会议记录日本한\n\t,;", "the", "log"])
+
+    @settings(max_examples=400, deadline=None)
+    @given(st.lists(alphabet, max_size=40).map("".join))
+    def check(text: str) -> None:
+        assert sorted(tokenize(text)) == sorted(reference_tokens(text))
+
+    check()
