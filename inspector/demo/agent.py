@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.errors import BadInputError, SessionMemoryError
-from core.tokens import estimate_event_tokens, estimate_tokens
+from core.tokens import compact_json, estimate_event_tokens, estimate_tokens
 from inspector.demo.content import SYSTEM_PROMPT_TOKENS, TASKS, Task
 
 if TYPE_CHECKING:
@@ -149,7 +149,7 @@ class DemoAgent:
             "tool_call_id": call_id,
             "arguments": arguments,
         }
-        return self.append(event, f"tool call: {name}({_short(str(arguments), 50)})")
+        return self.append(event, f"tool call: {name}({_short(compact_json(arguments), 50)})")
 
     def tool_result(self, name: str, content: Any, call_id: str) -> DemoStep:
         event = {
