@@ -632,20 +632,9 @@ def cmd_demo(ctx: Context) -> int:
         run_app = _run_app_or_fail()
     config = ctx.config() if getattr(args, "config", None) else demo_config()
     root, fresh = _demo_root(ctx)
+    if fresh and not getattr(args, "config", None):
+        write_demo_config(root.parent / "config" / "memory" / "extraction.yaml", config)
     sys.stderr.write(f"demo memory root: {root}\n")
-    if not getattr(args, "config", None):
-        # Where later commands look for it (M/../config/memory), so `status` or `tui` on this
-        # root use the demo's thresholds; a config the user already has there is left alone.
-        config_path = root.parent / "config" / "memory" / "extraction.yaml"
-        if fresh or not config_path.exists():
-            write_demo_config(config_path, config)
-            if not fresh:
-                sys.stderr.write(f"demo thresholds written to {config_path}\n")
-        else:
-            sys.stderr.write(
-                f"note: {config_path} exists and is left alone; later commands on this root "
-                "use it, not the demo's thresholds\n"
-            )
     sys.stderr.flush()
     manager = MemoryManager(root, config)
     player = DemoPlayer(

@@ -170,25 +170,6 @@ def test_fresh_demo_writes_its_config_where_later_commands_find_it(tmp_path: Pat
     assert status["context_window"] == demo_config().context_window
 
 
-def test_demo_into_a_given_root_writes_its_config_once(tmp_path: Path) -> None:
-    root = tmp_path / "mem"
-    proc = run_cli(
-        ["demo", "--no-tui", "--scenario", "cjk", "--memory-dir", root, "--json"], cwd=tmp_path
-    )
-    config_path = tmp_path / "config" / "memory" / "extraction.yaml"
-    assert f"demo thresholds written to {config_path}" in proc.stderr
-    status = json_out(run_cli(["--memory-dir", root, "status", "--json"], cwd=tmp_path))
-    assert status["context_window"] == demo_config().context_window
-    # A config already there is the user's: a second demo leaves it as it is and says so.
-    config_path.write_text("context_window: 50000\n", encoding="utf-8")
-    other = tmp_path / "mem2"
-    proc = run_cli(
-        ["demo", "--no-tui", "--scenario", "cjk", "--memory-dir", other, "--json"], cwd=tmp_path
-    )
-    assert f"note: {config_path} exists and is left alone" in proc.stderr
-    assert config_path.read_text(encoding="utf-8") == "context_window: 50000\n"
-
-
 @pytest.mark.parametrize("scenario", [s for s in SCENARIOS if s != "long"])
 def test_every_scenario_runs_to_the_end(tmp_path: Path, scenario: str) -> None:
     player = play(tmp_path / "m", scenario)
