@@ -635,6 +635,12 @@ def cmd_demo(ctx: Context) -> int:
     if fresh and not getattr(args, "config", None):
         write_demo_config(root.parent / "config" / "memory" / "extraction.yaml", config)
     sys.stderr.write(f"demo memory root: {root}\n")
+    if not fresh and not getattr(args, "config", None):
+        # Not written beside a folder the user named: M/../config is every sibling root's too.
+        sys.stderr.write(
+            "note: the demo's small thresholds are not saved for a --memory-dir you give; "
+            "later commands on it use the defaults unless given --config\n"
+        )
     sys.stderr.flush()
     manager = MemoryManager(root, config)
     player = DemoPlayer(

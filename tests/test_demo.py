@@ -170,6 +170,17 @@ def test_fresh_demo_writes_its_config_where_later_commands_find_it(tmp_path: Pat
     assert status["context_window"] == demo_config().context_window
 
 
+def test_demo_into_a_given_root_writes_no_config_beside_it(tmp_path: Path) -> None:
+    """A config in M/../config would also be that of every sibling root (an agent's own
+    ./memory next to ./demo-mem), so the demo leaves it alone and says so."""
+    root = tmp_path / "demo-mem"
+    proc = run_cli(
+        ["demo", "--no-tui", "--scenario", "cjk", "--memory-dir", root, "--json"], cwd=tmp_path
+    )
+    assert "later commands on it use the defaults unless given --config" in proc.stderr
+    assert not (tmp_path / "config").exists()
+
+
 @pytest.mark.parametrize("scenario", [s for s in SCENARIOS if s != "long"])
 def test_every_scenario_runs_to_the_end(tmp_path: Path, scenario: str) -> None:
     player = play(tmp_path / "m", scenario)
