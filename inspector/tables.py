@@ -8,7 +8,7 @@ giving every column a fixed width closes that window.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -20,13 +20,21 @@ def text_width(text: Text) -> int:
     return max((cell_len(line) for line in text.plain.split("\n")), default=0)
 
 
-def replace_rows(table: DataTable[Text], rows: Sequence[tuple[str, Sequence[Text]]]) -> None:
-    """Replace every row of `table` (keyed), sizing each column to its widest cell or label."""
+def replace_rows(
+    table: DataTable[Text],
+    rows: Sequence[tuple[str, Sequence[Text]]],
+    caps: Mapping[str, int] | None = None,
+) -> None:
+    """Replace every row of `table` (keyed), sizing each column to its widest cell or label,
+    but at most `caps[column key]` cells (the table ends a longer cell with an ellipsis)."""
     columns = [(col.key.value, col.label) for col in table.ordered_columns]
     widths = [text_width(label) for _, label in columns]
     for _, cells in rows:
         for i, cell in enumerate(cells[: len(widths)]):
             widths[i] = max(widths[i], text_width(cell))
+    for i, (key, _) in enumerate(columns):
+        if caps and key in caps:
+            widths[i] = min(widths[i], caps[key])
     table.clear(columns=True)
     for (key, label), width in zip(columns, widths, strict=True):
         table.add_column(label, key=key, width=width)

@@ -14,6 +14,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import DataTable, Input, Select, Static, TextArea
 from textual.widgets._markdown import MarkdownBlock
+from textual.widgets.data_table import ColumnKey
 
 from core.atomic import atomic_write_text
 from core.chunks import (
@@ -680,6 +681,25 @@ async def test_prompt_view_first_painted_frame_shows_whole_cells() -> None:
             assert painted == again
             assert "system " in painted[1] and "assistant " in painted[2], painted
             assert "\u2026" not in painted[1] + painted[2]
+
+
+async def test_prompt_view_role_column_is_capped_for_narrow_terminals() -> None:
+    calls = [
+        {"id": f"c{i}", "type": "function", "function": {"name": f"long_tool_name_{i}"}}
+        for i in range(4)
+    ]
+    view = PromptView()
+    app = ViewHost(view)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        view.set_messages([{"role": "assistant", "content": None, "tool_calls": calls}], 1000)
+        await pilot.pause()
+        table = view.query_one(DataTable)
+        role = table.columns[ColumnKey("role")]
+        assert role.width == 28 and not role.auto_width
+        painted = table.render_line(1).text
+        assert "assistant calls long_tool_n\u2026 " in painted, painted
+        assert cells(table, 0)[1].startswith("assistant calls long_tool_name_0,")
 
 
 async def test_prompt_view_tool_calls_and_plain_data() -> None:

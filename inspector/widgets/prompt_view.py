@@ -56,6 +56,11 @@ DETAIL_LIMIT = 50_000
 ROLE_STYLE = {"system": "magenta", "user": "bold cyan", "assistant": "green", "tool": "yellow"}
 
 
+ROLE_COLUMN_CAP = 28
+"""Cells of the role column at most (`assistant calls a,b,c` can be long): on an 80-column
+SSH terminal the content column keeps about a third of the width."""
+
+
 def message_label(msg: dict[str, Any]) -> Text:
     """Role plus what kind of message it is (tool calls, tool result id)."""
     role = msg.get("role")
@@ -237,7 +242,7 @@ class PromptView(Vertical):
                 message_preview(msg),
             ]
             rows.append((str(i), cells))
-        replace_rows(table, rows)
+        replace_rows(table, rows, caps={"role": ROLE_COLUMN_CAP})
         self._show_total(context_window, compress_at_percent)
         if self._messages:
             table.move_cursor(row=min(max(cursor, 0), len(self._messages) - 1))
