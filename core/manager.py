@@ -38,6 +38,7 @@ from core.maintenance import (
 )
 from core.planner import CompactionPlan, plan_compaction
 from core.prompt import build_prompt_messages
+from core.reader import EventTail
 from core.recall import AnalyzedDoc, RecallDoc, RecallIndex, RecallResult, analyze
 from core.rotation import RotationResult, rotate
 from core.store import SessionStore
@@ -191,6 +192,9 @@ class MemoryManager:
         self._pending = False
         self._thread: threading.Thread | None = None
         self._recall_lock = threading.Lock()
+        self._hot_lock = threading.Lock()
+        self._hot_tail = EventTail(self.paths.events)
+        self._hot_cache: list[Event] = []
         self._recall_cache: tuple[tuple[Any, ...], RecallIndex] | None = None
         self._recall_active: tuple[tuple[Any, ...], RecallIndex] | None = None
         self._recall_file_keys: dict[str, Any] = {}
@@ -420,8 +424,18 @@ class MemoryManager:
                     f"cannot read {self.paths.summary}: {exc.strerror or exc}"
                 ) from exc
             summary_md = data.decode("utf-8", errors="replace")
-        events = self.store.read_events().events
-        return build_prompt_messages(system_prompt, summary_md, events, task)
+        return build_prompt_messages(system_prompt, summary_md, self._hot_events(), task)
+
+    def _hot_events(self) -> list[Event]:
+        """The hot window's events, read incrementally: a prompt built per model call costs
+        the bytes appended since the previous one, not the whole window (a pass or rotation
+        replaces the file, and the tail reads it again from the start)."""
+        with self._hot_lock:
+            update = self._hot_tail.poll()
+            if update.reset:
+                self._hot_cache = []
+            self._hot_cache.extend(r.event for r in update.records if r.event is not None)
+            return list(self._hot_cache)
 
     def recall(self, query: str, limit: int = 5) -> RecallResult:
         """Search the active session's compacted history: indexed chunks (source "active") and
@@ -445,7 +459,7 @@ class MemoryManager:
             if self._recall_cache is not None and self._recall_cache[0] == key:
                 return self._recall_cache[1]
             pending = list_pending(self.paths)
-            hot_ids = {e.get("id") for e in self.store.read_events().events}
+            hot_ids = {e.get("id") for e in self._hot_events()}
             indexed = {doc.chunk_id for doc in active.docs}
             docs: list[RecallDoc] = []
             for p in pending:

@@ -275,6 +275,35 @@ def test_recall_index_survives_appends_and_grows_by_the_new_chunk_only(
     same_as_fresh()
 
 
+def test_build_prompt_follows_appends_compactions_and_rotation(root: Path) -> None:
+    """The prompt is read incrementally; whatever happened to events.jsonl in between, it is
+    the prompt a manager reading the files from scratch builds."""
+    mm = MemoryManager(root, small_config())
+
+    def check() -> list[dict[str, Any]]:
+        prompt = mm.build_prompt("sys", "next")
+        fresh = MemoryManager(root, small_config(), read_only=True)
+        assert prompt == fresh.build_prompt("sys", "next")
+        return prompt
+
+    assert [m["role"] for m in check()] == ["system", "user"]
+    play_turn(mm, 0)
+    assert "done with task 0" in str(check())
+    for n in range(1, 4):
+        play_turn(mm, n)
+    check()
+    assert mm.save().compacted  # events.jsonl replaced by the hot window
+    prompt = check()
+    assert "done with task 3" in str(prompt) and "tapped at 0,1" not in str(prompt[1:])
+    other = MemoryManager(root, small_config())  # another writer appends behind its back
+    other.append({"type": "assistant_output", "content": "from the other writer"})
+    assert "from the other writer" in str(check())
+    mm.rotate()
+    assert "done with task 3" not in str(check())
+    play_turn(mm, 9)
+    assert "done with task 9" in str(check())
+
+
 def test_build_prompt_places_summary_and_native_messages(root: Path) -> None:
     mm = MemoryManager(root, small_config())
     for n in range(4):
