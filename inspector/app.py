@@ -50,6 +50,7 @@ from inspector.model import (
 )
 from inspector.safe_text import one_line
 from inspector.screens import AppendEventScreen, ConfirmScreen, FocusPromptScreen
+from inspector.stylesheets import STYLESHEETS
 from inspector.watch import VIEWS, Change, MemoryWatcher
 from inspector.widgets.activity_log import ActivityLog
 from inspector.widgets.archive_view import ArchiveView
@@ -254,7 +255,7 @@ class InspectorApp(App[int]):
     """session-inspector's TUI."""
 
     TITLE = "session-inspector"
-    CSS_PATH = "styles/app.tcss"
+    CSS_PATH = STYLESHEETS
     COMMANDS: ClassVar[set[Any]] = App.COMMANDS | {InspectorCommands}
     ENABLE_COMMAND_PALETTE = True
 

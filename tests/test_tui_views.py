@@ -31,6 +31,7 @@ from core.prompt import estimate_message_tokens
 from core.recall import RecallHit, RecallResult
 from core.summaries import render_summary
 from inspector.screens import AppendEventScreen, ConfirmScreen, FocusPromptScreen
+from inspector.stylesheets import STYLESHEETS
 from inspector.widgets.archive_view import ArchiveView
 from inspector.widgets.chunks_view import ChunksView
 from inspector.widgets.prompt_view import PromptView
@@ -49,6 +50,8 @@ HOSTILE = [
 
 class ScreenHost(App[None]):
     """Pushes one modal screen and records what it dismissed with."""
+
+    CSS_PATH = STYLESHEETS
 
     def __init__(self, screen: Screen[Any]) -> None:
         super().__init__()
@@ -69,6 +72,8 @@ def static_text(widget: Static) -> str:
 
 class ViewHost(App[None]):
     """Mounts one view; `sentinel` counts calls of an action hostile text might try to run."""
+
+    CSS_PATH = STYLESHEETS
 
     def __init__(self, view: Widget) -> None:
         super().__init__()

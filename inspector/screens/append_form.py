@@ -36,63 +36,6 @@ from inspector.safe_text import safe_text
 class AppendEventScreen(ModalScreen[dict[str, Any] | None]):
     """Compose an event by keyboard; dismisses with the validated event or None."""
 
-    DEFAULT_CSS = """
-    AppendEventScreen {
-        align: center middle;
-    }
-    AppendEventScreen > #append-dialog {
-        width: 76;
-        max-width: 100%;
-        height: auto;
-        max-height: 100%;
-        border: round $accent;
-        background: $surface;
-        padding: 0 1;
-    }
-    AppendEventScreen #append-title {
-        text-style: bold;
-    }
-    AppendEventScreen .append-row {
-        height: 1;
-        margin-top: 1;
-    }
-    AppendEventScreen .append-row > Label {
-        width: 7;
-        color: $text-muted;
-    }
-    AppendEventScreen .append-row > Select, AppendEventScreen .append-row > Input {
-        width: 1fr;
-        background: $boost;
-    }
-    AppendEventScreen .append-row > Input:focus {
-        background: $primary 30%;
-    }
-    AppendEventScreen .append-row > #append-name-label {
-        width: 6;
-        padding-left: 1;
-    }
-    AppendEventScreen #append-text {
-        height: 5;
-        min-height: 3;
-    }
-    AppendEventScreen #append-error {
-        color: $error;
-        height: auto;
-    }
-    AppendEventScreen #append-buttons {
-        height: 1;
-        margin-top: 1;
-    }
-    AppendEventScreen #append-buttons > Button {
-        margin-right: 1;
-    }
-    AppendEventScreen #append-hint {
-        width: 1fr;
-        color: $text-muted;
-        text-align: right;
-    }
-    """
-
     AUTO_FOCUS = "#append-text"
     """The text field has the keyboard from the moment the form is composed, so keys typed
     right after `a` (tmux, SSH, a fast typist) are never lost."""

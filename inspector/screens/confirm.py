@@ -34,41 +34,6 @@ def _as_text(value: str | Text, style: str = "") -> Text:
 class ConfirmScreen(ModalScreen[bool]):
     """Ask before doing something that cannot be undone; dismisses with True or False."""
 
-    DEFAULT_CSS = """
-    ConfirmScreen {
-        align: center middle;
-    }
-    ConfirmScreen > #confirm-dialog {
-        width: 72;
-        max-width: 95%;
-        height: auto;
-        max-height: 90%;
-        border: round $warning;
-        background: $surface;
-        padding: 0 1;
-    }
-    ConfirmScreen #confirm-title {
-        text-style: bold;
-        margin-bottom: 1;
-    }
-    ConfirmScreen #confirm-message {
-        height: auto;
-        max-height: 14;
-        overflow-y: auto;
-    }
-    ConfirmScreen #confirm-buttons {
-        height: auto;
-        align-horizontal: right;
-        margin-top: 1;
-    }
-    ConfirmScreen Button {
-        margin-left: 1;
-    }
-    ConfirmScreen #confirm-hint {
-        color: $text-muted;
-    }
-    """
-
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "confirm", "Yes", id="confirm.yes"),
         Binding("enter", "confirm", "Confirm", show=False, id="confirm.enter"),

@@ -24,26 +24,6 @@ from textual.widgets import Input, Static
 class FocusPromptScreen(ModalScreen[str | None]):
     """Ask for optional summary focus text; dismisses with the text, or None to cancel."""
 
-    DEFAULT_CSS = """
-    FocusPromptScreen {
-        align: center middle;
-    }
-    FocusPromptScreen > #focus-dialog {
-        width: 72;
-        max-width: 95%;
-        height: auto;
-        border: round $accent;
-        background: $surface;
-        padding: 0 1;
-    }
-    FocusPromptScreen #focus-title {
-        text-style: bold;
-    }
-    FocusPromptScreen #focus-hint {
-        color: $text-muted;
-    }
-    """
-
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Cancel", id="focus.cancel")
     ]

@@ -20,10 +20,6 @@ LEVEL_STYLE = {"info": "", "change": "dim", "action": "bold", "error": "bold red
 class ActivityLog(RichLog):
     """Append-only log; `clock` is injectable so tests and snapshots show fixed times."""
 
-    DEFAULT_CSS = """
-    ActivityLog { height: 1fr; }
-    """
-
     def __init__(self, *, clock: Callable[[], str] | None = None, id: str | None = None) -> None:
         super().__init__(
             id=id, markup=False, highlight=False, wrap=True, max_lines=5000, auto_scroll=True

@@ -14,7 +14,8 @@ Public API (for the app):
 Keys: enter or o on a row opens it. Message posted (bubbles):
 `ArchiveView.OpenArchive(session_id: str, path: Path)` — handle it in the app with
 `on_archive_view_open_archive`. Archived sessions are logs only: never loaded into prompts,
-compacted or recalled; the note above the table says so. Styles: DEFAULT_CSS below.
+compacted or recalled; the note above the table says so.
+Styles: inspector/styles/widgets/archive_view.tcss.
 """
 
 from __future__ import annotations
@@ -59,30 +60,6 @@ def _when(value: str | None) -> str:
 
 class ArchiveView(Vertical):
     """Closed sessions, newest last; enter opens one read-only."""
-
-    DEFAULT_CSS = """
-    ArchiveView {
-        height: 1fr;
-    }
-    ArchiveView > #archive-note {
-        height: auto;
-        padding: 0 1;
-        color: $text-muted;
-    }
-    ArchiveView > #archive-error {
-        display: none;
-        height: auto;
-        color: $error;
-        text-style: bold;
-        padding: 0 1;
-    }
-    ArchiveView.-error > #archive-error {
-        display: block;
-    }
-    ArchiveView > #archive-table {
-        height: 1fr;
-    }
-    """
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("o", "open", "Open", id="archive.open"),

@@ -107,10 +107,6 @@ def render_budget(info: BudgetInfo, width: int) -> Text:
 class BudgetGauge(Widget):
     """Two lines: numbers, then bar + verdict + sparkline."""
 
-    DEFAULT_CSS = """
-    BudgetGauge { height: 2; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
-    """
-
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.info = BudgetInfo()

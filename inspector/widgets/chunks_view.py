@@ -23,7 +23,8 @@ events. Enter on a row moves focus to the detail pane; escape there goes back to
 (escape on the table falls through to the app's own binding).
 
 Messages posted (bubble): `ChunksView.ChunkHighlighted(chunk_id: str, source: str)`.
-Styles: DEFAULT_CSS below. Every cell and text is a `rich.text.Text` from inspector.safe_text.
+Styles: inspector/styles/widgets/chunks_view.tcss. Every cell and text is a `rich.text.Text`
+from inspector.safe_text.
 """
 
 from __future__ import annotations
@@ -266,39 +267,6 @@ def _created(value: str | None) -> str:
 
 class ChunksView(Vertical):
     """index.yaml + pending evidence as a table; summary and lazily read events below it."""
-
-    DEFAULT_CSS = """
-    ChunksView {
-        height: 1fr;
-    }
-    ChunksView > #chunks-error {
-        display: none;
-        color: $error;
-        text-style: bold;
-        height: auto;
-        max-height: 3;
-    }
-    ChunksView.-index-error > #chunks-error {
-        display: block;
-    }
-    ChunksView > #chunks-table {
-        height: auto;
-        max-height: 50%;
-        min-height: 3;
-    }
-    ChunksView > #chunks-detail {
-        height: 1fr;
-        min-height: 4;
-        border-top: solid $primary;
-        padding: 0 1;
-    }
-    ChunksView > #chunks-detail:focus {
-        border-top: solid $accent;
-    }
-    ChunksView #chunks-events {
-        margin-top: 1;
-    }
-    """
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "focus_table", "Back to table", show=False, id="chunks.back"),

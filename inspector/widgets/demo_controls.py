@@ -74,14 +74,6 @@ def compaction_line(result: Mapping[str, Any]) -> str | None:
 class DemoControls(Horizontal):
     """One line: play state, progress, the latest step, and a pace input (seconds per step)."""
 
-    DEFAULT_CSS = """
-    DemoControls { height: 1; background: $boost; }
-    DemoControls > #demo-status { width: 1fr; height: 1; padding: 0 0 0 1; }
-    DemoControls > Label { width: auto; color: $text-muted; padding: 0 0 0 1; }
-    DemoControls > #demo-pace { width: 7; height: 1; border: none; padding: 0 1; }
-    DemoControls > #demo-keys { width: auto; padding: 0 1; color: $text-muted; }
-    """
-
     class Stepped(Message):
         def __init__(
             self,

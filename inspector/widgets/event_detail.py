@@ -92,11 +92,6 @@ def describe_row(row: Row, snapshot: HotWindowSnapshot | None) -> Text:
 class EventDetail(VerticalScroll):
     """Scrollable detail of one event (or a placeholder)."""
 
-    DEFAULT_CSS = """
-    EventDetail { height: 1fr; }
-    EventDetail > #detail-body { width: 1fr; height: auto; }
-    """
-
     def compose(self) -> ComposeResult:
         yield Static(Text("no event selected", style="dim"), id="detail-body", markup=False)
 

@@ -157,28 +157,6 @@ class HotWindow(ScrollView, can_focus=True):
         "hot-window--dim",
     }
 
-    DEFAULT_CSS = """
-    HotWindow {
-        overflow-x: hidden;
-        background: $surface;
-        color: $foreground;
-    }
-    HotWindow > .hot-window--header { text-style: bold; background: $panel; }
-    HotWindow > .hot-window--cursor { background: $accent 40%; }
-    HotWindow:focus > .hot-window--cursor { background: $accent; color: $text; }
-    HotWindow > .hot-window--boundary { color: $success; text-style: bold; }
-    HotWindow > .hot-window--split { color: $warning; }
-    HotWindow > .hot-window--forbidden { color: $error; }
-    HotWindow > .hot-window--corrupt { color: $error; text-style: bold reverse; }
-    HotWindow > .hot-window--compacted { color: $text-muted; text-style: dim; }
-    HotWindow > .hot-window--pulled { color: $secondary; text-style: bold; }
-    HotWindow > .hot-window--cutline { color: $warning; text-style: bold; }
-    HotWindow > .hot-window--mark { color: $accent; text-style: bold; }
-    HotWindow > .hot-window--root { color: $success; text-style: bold; }
-    HotWindow > .hot-window--synthetic { color: $warning; text-style: bold; }
-    HotWindow > .hot-window--dim { color: $text-muted; }
-    """
-
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up,k", "cursor_up", "Up", show=False, id="hot.up"),
         Binding("down,j", "cursor_down", "Down", show=False, id="hot.down"),

@@ -101,21 +101,6 @@ class PlanPanel(Vertical):
     and prompt tokens, each labelled, showing the value in force as its placeholder, with a
     message under them when a value is not a usable number."""
 
-    DEFAULT_CSS = """
-    PlanPanel { height: 1fr; }
-    PlanPanel > #whatif { height: auto; display: none; padding: 0 1; background: $boost; }
-    PlanPanel.-what-if > #whatif { display: block; }
-    PlanPanel #whatif-title { color: $text-muted; }
-    PlanPanel .whatif-row { height: 1; }
-    PlanPanel .whatif-row > Label { width: 19; }
-    PlanPanel .whatif-row > Input { width: 1fr; min-width: 10; background: $panel; }
-    PlanPanel .whatif-row > Input:focus { background: $primary 30%; }
-    PlanPanel .whatif-row > Input.-bad { background: $error 30%; }
-    PlanPanel #whatif-error { color: $error; height: auto; }
-    PlanPanel > VerticalScroll { height: 1fr; padding: 0 1; }
-    PlanPanel #plan-body { height: auto; }
-    """
-
     class WhatIfChanged(Message):
         def __init__(self, what_if: WhatIf) -> None:
             super().__init__()

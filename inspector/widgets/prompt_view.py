@@ -22,7 +22,8 @@ back to the table. The cursor row's message is shown in full (capped) below the 
 a row focuses it, escape goes back. Binding ids: "prompt.task", "prompt.system", "prompt.back".
 Message posted (bubbles) after each build:
 `PromptView.Built(total_tokens: int, context_window: int, message_count: int)`.
-Styles: DEFAULT_CSS below. All message text is untrusted: shown as Text, controls visible.
+Styles: inspector/styles/widgets/prompt_view.tcss. All message text is untrusted: shown as
+Text, controls visible.
 """
 
 from __future__ import annotations
@@ -105,40 +106,6 @@ def message_detail(index: int, msg: dict[str, Any], tokens: int) -> Text:
 
 class PromptView(Vertical):
     """The assembled next prompt with per-message token estimates."""
-
-    DEFAULT_CSS = """
-    PromptView {
-        height: 1fr;
-    }
-    PromptView > .prompt-row {
-        height: auto;
-    }
-    PromptView > .prompt-row > Label {
-        width: 8;
-        color: $text-muted;
-    }
-    PromptView > .prompt-row > Input {
-        width: 1fr;
-    }
-    PromptView > #prompt-total {
-        height: auto;
-        padding: 0 1;
-        background: $boost;
-    }
-    PromptView > #prompt-table {
-        height: 1fr;
-        min-height: 4;
-    }
-    PromptView > #prompt-detail {
-        height: 1fr;
-        min-height: 3;
-        border-top: solid $primary;
-        padding: 0 1;
-    }
-    PromptView > #prompt-detail:focus {
-        border-top: solid $accent;
-    }
-    """
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("e", "edit_task", "Task", id="prompt.task"),

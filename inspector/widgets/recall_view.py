@@ -21,7 +21,7 @@ back; "/" focuses the search box.
 Message posted (bubbles) after each search: `RecallView.Searched(query: str, result_count:
 int, pending_chunks_recalled: int, elapsed_ms: float | None, error: str | None)` — for the
 activity log. Archives are never searched (the manager only searches the active session).
-Styles: DEFAULT_CSS below.
+Styles: inspector/styles/widgets/recall_view.tcss.
 """
 
 from __future__ import annotations
@@ -71,33 +71,6 @@ RECALL_HINT = (
 
 class RecallView(Vertical):
     """Search compacted history; results with their source badges and matching events."""
-
-    DEFAULT_CSS = """
-    RecallView {
-        height: 1fr;
-    }
-    RecallView > #recall-query {
-        margin: 0 0;
-    }
-    RecallView > #recall-status {
-        height: auto;
-        padding: 0 1;
-        background: $boost;
-    }
-    RecallView > #recall-table {
-        height: 1fr;
-        min-height: 4;
-    }
-    RecallView > #recall-detail {
-        height: 1fr;
-        min-height: 3;
-        border-top: solid $primary;
-        padding: 0 1;
-    }
-    RecallView > #recall-detail:focus {
-        border-top: solid $accent;
-    }
-    """
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "focus_search", "Search", id="recall.search"),

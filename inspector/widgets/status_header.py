@@ -181,16 +181,6 @@ def render_header(info: HeaderInfo, width: int = WIDE) -> Text:
 class StatusHeader(Static):
     """Two status lines at the top of the screen, fitted to its width."""
 
-    DEFAULT_CSS = """
-    StatusHeader {
-        height: 2;
-        background: $panel;
-        padding: 0 1;
-        text-wrap: nowrap;
-        text-overflow: ellipsis;
-    }
-    """
-
     def __init__(self, info: HeaderInfo, *, id: str | None = None) -> None:
         super().__init__(render_header(info), id=id, markup=False)
         self.info = info

@@ -26,7 +26,7 @@ Hostile Markdown: links are never followed (no URL opened, no action run; a noti
 says so); control characters are made visible before parsing; hand-edited nonsense and an
 empty file render without error; what parse_summary_md finds odd is listed in the status line.
 Large files are cut (RENDER_LIMIT / RAW_LIMIT characters) with a note.
-Styles: DEFAULT_CSS below.
+Styles: inspector/styles/widgets/summary_view.tcss.
 """
 
 from __future__ import annotations
@@ -113,28 +113,6 @@ def raw_source(text: str) -> str:
 
 class SummaryView(Vertical):
     """summary.md / summary_archive.md, rendered or raw, with the Rolling Summary's line count."""
-
-    DEFAULT_CSS = """
-    SummaryView {
-        height: 1fr;
-    }
-    SummaryView > #summary-status {
-        height: auto;
-        max-height: 4;
-        padding: 0 1;
-        background: $boost;
-    }
-    SummaryView > #summary-switcher {
-        height: 1fr;
-    }
-    SummaryView #summary-switcher > VerticalScroll {
-        height: 1fr;
-        padding: 0 1;
-    }
-    SummaryView #summary-switcher > TextArea {
-        height: 1fr;
-    }
-    """
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("v", "toggle_raw", "Raw", id="summary.raw"),
