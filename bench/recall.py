@@ -3,14 +3,16 @@
 The session is built directly on disk (chunk files, index.yaml with a summary per chunk, an
 empty hot window); the first query builds the recall index (reported as `cold_ms`), the figure
 is the median of the queries after it (the index warm, the manager reused as an agent would).
-Queries mix rare words, common words, a file path and Chinese text.
+Queries mix rare words, common words, a file path and Chinese text. The details also give the
+recall right after an append (`after_append_max_ms`) and the memory the index takes
+(`index_rss_mb`: it keeps term postings, and reads a returned chunk's events from its file).
 """
 
 from __future__ import annotations
 
 import time
 
-from bench.common import Outcome, make_events, percentile, scratch
+from bench.common import Outcome, make_events, percentile, rss_mb, scratch
 from core.chunks import ChunkEntry, write_index
 from core.config import CompactionConfig
 from core.manager import MemoryManager
@@ -54,10 +56,13 @@ def run(quick: bool) -> Outcome:
                 )
             )
         write_index(paths, entries)
+        del events, part
         manager = MemoryManager(root, CompactionConfig())
+        rss_before = rss_mb()
         start = time.perf_counter()
         first = manager.recall(QUERIES[0])
         cold = time.perf_counter() - start
+        index_rss = rss_mb() - rss_before
         times: list[float] = []
         rounds = 3 if quick else 10
         hits = 0
@@ -90,6 +95,7 @@ def run(quick: bool) -> Outcome:
         "cold_first_query_ms": round(cold * 1000, 1),
         "cold_new_manager_ms": None if cold_fresh is None else round(cold_fresh * 1000, 1),
         "after_append_max_ms": round(max(after_appends) * 1000, 2),
+        "index_rss_mb": round(index_rss, 1),
         "results_first_query": len(first.results),
         "mean_results": round(hits / len(times), 2),
     }

@@ -36,6 +36,7 @@ from core.maintenance import (
     run_pass,
     write_summaries,
 )
+from core.paths import MemoryPaths
 from core.planner import CompactionPlan, plan_compaction
 from core.prompt import build_prompt_messages
 from core.reader import EventTail
@@ -498,11 +499,11 @@ class MemoryManager:
             ):
                 analyzed.append(old)
             else:
-                try:
-                    events, _bad = read_chunk_events(paths, cid)
-                except StoreError:
-                    events = []
-                analyzed.append(analyze(RecallDoc(cid, "active", entry.summary, events)))
+                events = _chunk_events(paths, cid)
+                doc = RecallDoc(
+                    cid, "active", entry.summary, events, load=_chunk_loader(paths, cid)
+                )
+                analyzed.append(analyze(doc))
             file_keys[cid] = file_key
         if cached is not None and _starts_with(analyzed, cached[1].analyzed):
             index = cached[1].extended(analyzed[len(cached[1].analyzed) :])
@@ -618,6 +619,18 @@ def _listing_key(folder: Path) -> tuple[tuple[str, int, int], ...]:
                 st = entry.stat(follow_symlinks=False)
                 out.append((entry.name, st.st_size, st.st_mtime_ns))
     return tuple(sorted(out))
+
+
+def _chunk_events(paths: MemoryPaths, chunk_id: str) -> list[Event]:
+    """A chunk's events for recall; an unreadable chunk file leaves its summary searchable."""
+    try:
+        return read_chunk_events(paths, chunk_id)[0]
+    except StoreError:
+        return []
+
+
+def _chunk_loader(paths: MemoryPaths, chunk_id: str) -> Callable[[], list[Event]]:
+    return lambda: _chunk_events(paths, chunk_id)
 
 
 def _starts_with(items: Sequence[object], prefix: Sequence[object]) -> bool:

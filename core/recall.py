@@ -24,7 +24,7 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from core.errors import BadInputError
@@ -166,16 +166,25 @@ def event_search_text(event: Event) -> str:
 
 @dataclass(frozen=True)
 class RecallDoc:
-    """One searchable unit: an indexed chunk ("active") or a pending evidence file."""
+    """One searchable unit: an indexed chunk ("active") or a pending evidence file.
+
+    With `load`, the index keeps no events for the document once it is analysed: a search
+    calls `load()` for the documents it returns (the manager reads the chunk file), so a large
+    compacted history costs its term postings in memory, not every event twice.
+    """
 
     chunk_id: str
     source: Source
     summary: str
     events: Sequence[Event]
+    load: Callable[[], Sequence[Event]] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.source not in SOURCES:
             raise ValueError(f"recall source must be 'active' or 'pending', got {self.source!r}")
+
+    def current_events(self) -> Sequence[Event]:
+        return self.events if self.load is None else self.load()
 
 
 @dataclass(frozen=True)
@@ -216,21 +225,21 @@ class RecallResult:
 
 @dataclass(frozen=True)
 class AnalyzedDoc:
-    """A document with its term counts and per-event search texts: the expensive part of
-    indexing, done once per document and reused when the index around it changes."""
+    """A document with its term counts: the expensive part of indexing, done once per
+    document and reused when the index around it changes."""
 
     doc: RecallDoc
     counts: dict[str, int]
     length: int
-    texts: list[str]
 
 
 def analyze(doc: RecallDoc) -> AnalyzedDoc:
-    texts = [normalize(event_search_text(event)) for event in doc.events]
+    """Term counts of the summary and every event; a document with `load` drops its events."""
     counts = Counter(tokenize(doc.summary))
-    for text in texts:
-        counts.update(_tokens(text))
-    return AnalyzedDoc(doc, dict(counts), sum(counts.values()), texts)
+    for event in doc.events:
+        counts.update(_tokens(normalize(event_search_text(event))))
+    kept = replace(doc, events=()) if doc.load is not None else doc
+    return AnalyzedDoc(kept, dict(counts), sum(counts.values()))
 
 
 class RecallIndex:
@@ -258,7 +267,6 @@ class RecallIndex:
                     postings[term] = [*postings.get(term, ()), (index, tf)]
                     own.add(term)
         self.docs: list[RecallDoc] = [a.doc for a in self._analyzed]
-        self._event_texts = [a.texts for a in self._analyzed]
         lengths = [a.length for a in self._analyzed]
         total = sum(lengths)
         avgdl = total / len(lengths) if total else 1.0
@@ -326,8 +334,8 @@ class RecallIndex:
             return []
         doc = self.docs[index]
         out: list[Event] = []
-        for event, text in zip(doc.events, self._event_texts[index], strict=True):
-            if matcher(text):
+        for event in doc.current_events():
+            if matcher(normalize(event_search_text(event))):
                 out.append(event)
                 if len(out) >= MAX_MATCHED_EVENTS:
                     break

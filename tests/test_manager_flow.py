@@ -237,7 +237,8 @@ def test_recall_index_survives_appends_and_grows_by_the_new_chunk_only(
     root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A recall after appends reads no chunk file again; after a compaction it reads only the
-    new chunk; and its answers are those of a manager that builds the index from scratch."""
+    new chunk; a hit's events are read from its chunk file when it is returned; and the
+    answers are those of a manager that builds the index from scratch."""
     import core.manager
 
     reads: list[str] = []
@@ -250,6 +251,7 @@ def test_recall_index_survives_appends_and_grows_by_the_new_chunk_only(
     monkeypatch.setattr(core.manager, "read_chunk_events", counting_read)
     mm = MemoryManager(root, small_config())
     queries = ["wifi settings device", "tapped", "task 3", "done with task"]
+    no_hit = "zebra-quartz"  # matches nothing: what it reads is the index build alone
 
     def same_as_fresh() -> None:
         fresh = MemoryManager(root, small_config(), read_only=True)
@@ -260,18 +262,21 @@ def test_recall_index_survives_appends_and_grows_by_the_new_chunk_only(
         play_turn(mm, n)
     first = mm.save()
     assert first.compacted
-    mm.recall("wifi")
+    assert mm.recall(no_hit).results == []
     assert reads == [first.chunk_id]
     for n in range(4, 6):
         play_turn(mm, n)  # appends only: events.jsonl changes, the chunks do not
-    mm.recall("wifi")
+    mm.recall(no_hit)
     assert reads == [first.chunk_id]
     reads.clear()
     second = mm.save()
     assert second.compacted and second.chunk_id != first.chunk_id
-    assert mm.recall("task 5").results
+    mm.recall(no_hit)
     assert reads == [second.chunk_id]
     reads.clear()
+    (hit,) = mm.recall("tapped", limit=1).results
+    assert hit.events and all("tapped" in str(e.get("content")) for e in hit.events)
+    assert reads == [hit.chunk_id], "only the returned chunk is read, for its events"
     same_as_fresh()
 
 
