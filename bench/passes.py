@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import Outcome, events_bytes, make_events, median, scratch, write_session
+from core.atomic import write_all
 from core.config import CompactionConfig
 from core.events import Event
 from core.manager import MemoryManager
@@ -42,9 +43,7 @@ def io_baseline(src: Path, dst: Path) -> float:
     )
     fd = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
-        view = memoryview(out)
-        while view:
-            view = view[os.write(fd, view) :]
+        write_all(fd, out)
         os.fsync(fd)
     finally:
         os.close(fd)

@@ -67,14 +67,19 @@ def read_bytes_no_symlink(path: Path | str) -> bytes:
         return fh.read()
 
 
-def atomic_write_bytes(path: Path | str, data: bytes, *, sync_folder: bool = True) -> None:
-    """Replace `path` with `data` atomically; StoreError (one line, naming the file) on failure.
+def write_all(fd: int, data: bytes) -> None:
+    """Write every byte of `data` to `fd` (one `os.write` may write fewer)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
-    `sync_folder=False`: the caller fsyncs the folder itself later (a pass does it outside the
-    session lock, before anything depends on the rename being durable)."""
+
+def stage_bytes(path: Path | str, data: bytes) -> Path:
+    """`data` in a new temporary file beside `path`, written and fsynced, not yet renamed over
+    it: publishing it is one `os.replace`. Its name matches TEMP_NAME_RE, so recovery sweeps
+    one a crash leaves. StoreError (one line, naming `path`) on failure, the temp file gone."""
     target = Path(path)
-    folder = target.parent
-    tmp = folder / f".{target.name}.{secrets.token_hex(6)}.tmp"
+    tmp = target.parent / f".{target.name}.{secrets.token_hex(6)}.tmp"
     try:
         # 0o666 filtered by the umask: the same mode a plain open() would give the file.
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
@@ -82,24 +87,36 @@ def atomic_write_bytes(path: Path | str, data: bytes, *, sync_folder: bool = Tru
         raise StoreError(f"cannot write {target}: {_reason(exc)}") from exc
     try:
         try:
-            view = memoryview(data)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
+            write_all(fd, data)
             os.fsync(fd)
         finally:
             os.close(fd)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise StoreError(f"cannot write {target}: {_reason(exc)}") from exc
+        raise
+    return tmp
+
+
+def atomic_write_bytes(path: Path | str, data: bytes, *, sync_folder: bool = True) -> None:
+    """Replace `path` with `data` atomically; StoreError (one line, naming the file) on failure.
+
+    `sync_folder=False`: the caller fsyncs the folder itself later (a pass does it outside the
+    session lock, before anything depends on the rename being durable)."""
+    target = Path(path)
+    tmp = stage_bytes(target, data)
+    try:
         os.replace(tmp, target)
-    except OSError as exc:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-        raise StoreError(f"cannot write {target}: {_reason(exc)}") from exc
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise StoreError(f"cannot write {target}: {_reason(exc)}") from exc
         raise
     if sync_folder:
-        fsync_dir(folder)
+        fsync_dir(target.parent)
 
 
 def atomic_write_text(path: Path | str, text: str) -> None:
@@ -118,4 +135,6 @@ __all__ = [
     "fsync_dir",
     "open_no_symlink",
     "read_bytes_no_symlink",
+    "stage_bytes",
+    "write_all",
 ]

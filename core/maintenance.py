@@ -23,14 +23,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import secrets
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.atomic import TEMP_NAME_RE, atomic_write_text, fsync_dir
+from core.atomic import TEMP_NAME_RE, atomic_write_text, fsync_dir, stage_bytes, write_all
 from core.chunks import (
     ChunkEntry,
     _events_bytes,
@@ -276,8 +275,8 @@ def _pass_on_snapshot(
         evidence = snap.lines_of(plan.compacted_indices())
         if evidence is None:
             evidence = _events_bytes(compacted, f"pending {pending_id}")
-        staged.append(_stage(pending_path, evidence))
-        staged.append(_stage(meta_path, _meta_bytes(pending_meta, meta_path)))
+        staged.append(stage_bytes(pending_path, evidence))
+        staged.append(stage_bytes(meta_path, _meta_bytes(pending_meta, meta_path)))
     except StoreError:
         _discard(staged)
         if not _rotated(store, state):
@@ -398,12 +397,14 @@ def _pass_on_snapshot(
     )
     stage: dict[str, Path] = {}
     try:
-        stage["meta"] = _stage(meta_path, _meta_bytes(pending_meta, meta_path))
-        stage["events"] = _stage(paths.events, hot_head)
-        stage["index"] = _stage(paths.index, render_index(new_entries).encode("utf-8"))
-        stage["summary"] = _stage(paths.summary, rendered.summary_md.encode("utf-8"))
+        stage["meta"] = stage_bytes(meta_path, _meta_bytes(pending_meta, meta_path))
+        stage["events"] = stage_bytes(paths.events, hot_head)
+        stage["index"] = stage_bytes(paths.index, render_index(new_entries).encode("utf-8"))
+        stage["summary"] = stage_bytes(paths.summary, rendered.summary_md.encode("utf-8"))
         if rendered.archive_md or paths.summary_archive.exists():
-            stage["archive"] = _stage(paths.summary_archive, rendered.archive_md.encode("utf-8"))
+            stage["archive"] = stage_bytes(
+                paths.summary_archive, rendered.archive_md.encode("utf-8")
+            )
     except StoreError:
         _discard(list(stage.values()))
         if not _rotated(store, state):
@@ -436,7 +437,7 @@ def _pass_on_snapshot(
             os.unlink(stage["index"])
             entries = read_index(paths).entries
             new_entries = [*entries, entry]
-            stage["index"] = _stage(paths.index, render_index(new_entries).encode("utf-8"))
+            stage["index"] = stage_bytes(paths.index, render_index(new_entries).encode("utf-8"))
         tail = store.parse_event_lines(
             appended,
             base_offset=snap.size,
@@ -530,26 +531,6 @@ def _meta_bytes(meta: dict[str, Any], where: Path) -> bytes:
         raise StoreError(f"cannot write {where}: meta is not JSON ({exc})") from exc
 
 
-def _stage(target: Path, data: bytes) -> Path:
-    """`data` in a temporary file beside `target` (the name `atomic_write_bytes` uses, so
-    recovery sweeps one a crash left), written and fsynced: publishing it is one rename."""
-    tmp = target.parent / f".{target.name}.{secrets.token_hex(6)}.tmp"
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise StoreError(f"cannot write {target}: {exc.strerror or exc}") from exc
-    return tmp
-
-
 def _append(tmp: Path, data: bytes) -> None:
     """Add the events appended during the pass to the staged events.jsonl. Not fsynced: they
     were not fsynced in the file they came from either (appends survive a process crash, not
@@ -557,9 +538,7 @@ def _append(tmp: Path, data: bytes) -> None:
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+            write_all(fd, data)
         finally:
             os.close(fd)
     except OSError as exc:

@@ -26,7 +26,13 @@ from typing import Any
 
 import filelock
 
-from core.atomic import atomic_write_bytes, fsync_dir, open_no_symlink, read_bytes_no_symlink
+from core.atomic import (
+    atomic_write_bytes,
+    fsync_dir,
+    open_no_symlink,
+    read_bytes_no_symlink,
+    write_all,
+)
 from core.errors import (
     BadInputError,
     EventError,
@@ -728,9 +734,7 @@ class SessionStore:
             size = os.fstat(fd).st_size
             if size and os.pread(fd, 1, size - 1) != b"\n":
                 payload = b"\n" + payload
-            view = memoryview(payload)
-            while view:
-                view = view[os.write(fd, view) :]
+            write_all(fd, payload)
         except OSError as exc:
             if size >= 0:
                 with contextlib.suppress(OSError):
@@ -912,9 +916,7 @@ class SessionStore:
                 data = bytes(out)
                 if size and os.pread(fd, 1, size - 1) != b"\n":
                     data = b"\n" + data
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
+                write_all(fd, data)
                 os.fsync(fd)
             finally:
                 os.close(fd)
