@@ -28,7 +28,7 @@ from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, overload
+from typing import Any, TypeVar, overload
 
 from core.chunks import list_pending, read_index
 from core.errors import IndexCorruptError, SessionMemoryError
@@ -39,6 +39,8 @@ from core.reader import EventTail
 from core.store import parse_event_lines
 from core.tokens import content_text, estimate_event_tokens
 from inspector.safe_text import one_line
+
+_T = TypeVar("_T")
 
 PREVIEW_CHARS = 160
 """Cap on a row's preview; the full text is only ever read for the selected event."""
@@ -286,18 +288,46 @@ def build_row(path: Path, ls: _Lists, i: int) -> tuple[Row, bool]:
     return row, event is not None
 
 
-class LazyRows(Sequence[Row]):
-    """rows[i] builds the Row of line i on first use (a 100k-row load builds ~40)."""
+class _Lazy(Sequence[_T]):
+    """A sequence of `len` items, each built by `_item(i)` when it is read."""
 
-    def __init__(self, path: Path, lists: _Lists, length: int) -> None:
-        self._path = path
-        self._lists = lists
+    def __init__(self, length: int) -> None:
         self._length = length
 
     def __len__(self) -> int:
         return self._length
 
-    def _row(self, i: int) -> Row:
+    def _item(self, i: int) -> _T:
+        raise NotImplementedError
+
+    @overload
+    def __getitem__(self, index: int) -> _T: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[_T]: ...
+
+    def __getitem__(self, index: int | slice) -> _T | list[_T]:
+        if isinstance(index, slice):
+            return [self._item(i) for i in range(*index.indices(self._length))]
+        if index < 0:
+            index += self._length
+        if not 0 <= index < self._length:
+            raise IndexError(index)
+        return self._item(index)
+
+    def __iter__(self) -> Iterator[_T]:
+        return (self._item(i) for i in range(self._length))
+
+
+class LazyRows(_Lazy[Row]):
+    """rows[i] builds the Row of line i on first use (a 100k-row load builds ~40)."""
+
+    def __init__(self, path: Path, lists: _Lists, length: int) -> None:
+        super().__init__(length)
+        self._path = path
+        self._lists = lists
+
+    def _item(self, i: int) -> Row:
         ls = self._lists
         row = ls.cache.get(i)
         if row is None:
@@ -308,49 +338,16 @@ class LazyRows(Sequence[Row]):
                 ls.cache[i] = row
         return row
 
-    @overload
-    def __getitem__(self, index: int) -> Row: ...
 
-    @overload
-    def __getitem__(self, index: slice) -> list[Row]: ...
-
-    def __getitem__(self, index: int | slice) -> Row | list[Row]:
-        if isinstance(index, slice):
-            return [self._row(i) for i in range(*index.indices(self._length))]
-        if index < 0:
-            index += self._length
-        if not 0 <= index < self._length:
-            raise IndexError(index)
-        return self._row(index)
-
-    def __iter__(self) -> Iterator[Row]:
-        return (self._row(i) for i in range(self._length))
-
-
-class _LightEvents(Sequence[Event]):
+class _LightEvents(_Lazy[Event]):
     """The first n events as the planner reads them, built on access (no dict is kept)."""
 
     def __init__(self, lists: _Lists, n: int) -> None:
+        super().__init__(n)
         self._lists = lists
-        self._n = n
 
-    def __len__(self) -> int:
-        return self._n
-
-    @overload
-    def __getitem__(self, index: int) -> Event: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[Event]: ...
-
-    def __getitem__(self, index: int | slice) -> Event | list[Event]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(self._n))]
-        if index < 0:
-            index += self._n
-        if not 0 <= index < self._n:
-            raise IndexError(index)
-        return self._lists.light_event(self._lists.event_rows[index])
+    def _item(self, i: int) -> Event:
+        return self._lists.light_event(self._lists.event_rows[i])
 
 
 @dataclass(frozen=True)
