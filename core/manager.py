@@ -194,11 +194,12 @@ class MemoryManager:
         self._thread: threading.Thread | None = None
         self._recall_lock = threading.Lock()
         self._hot_lock = threading.Lock()
-        self._hot_tail = EventTail(self.paths.events)
+        self._hot_tail = EventTail(self.paths.events, tokens=False)
         self._hot_cache: list[Event] = []
         self._recall_cache: tuple[tuple[Any, ...], RecallIndex] | None = None
         self._recall_active: tuple[tuple[Any, ...], RecallIndex] | None = None
-        self._recall_file_keys: dict[str, Any] = {}
+        self._recall_docs: dict[str, tuple[Any, AnalyzedDoc]] = {}
+        """Chunk id -> (its file's stat, its analysis): what a rebuilt index reuses."""
 
     # -- appends ---------------------------------------------------------------------------
 
@@ -481,36 +482,27 @@ class MemoryManager:
         cached = self._recall_active
         if cached is not None and cached[0] == key:
             return cached
-        seen = {a.doc.chunk_id: a for a in cached[1].analyzed} if cached is not None else {}
-        seen_keys = self._recall_file_keys
-        analyzed: list[AnalyzedDoc] = []
-        file_keys: dict[str, Any] = {}
+        docs: dict[str, tuple[Any, AnalyzedDoc]] = {}
         for entry in read_index(paths).entries:
             cid = entry.chunk_id
             try:
                 file_key: Any = _stat_key(paths.chunk_file(cid))
             except SessionMemoryError:
                 file_key = None
-            old = seen.get(cid)
-            if (
-                old is not None
-                and seen_keys.get(cid) == file_key
-                and old.doc.summary == entry.summary
-            ):
-                analyzed.append(old)
-            else:
-                events = _chunk_events(paths, cid)
-                doc = RecallDoc(
-                    cid, "active", entry.summary, events, load=_chunk_loader(paths, cid)
-                )
-                analyzed.append(analyze(doc))
-            file_keys[cid] = file_key
+            old = self._recall_docs.get(cid)
+            if old is not None and old[0] == file_key and old[1].doc.summary == entry.summary:
+                docs[cid] = old
+                continue
+            events = _chunk_events(paths, cid)
+            doc = RecallDoc(cid, "active", entry.summary, events, load=_chunk_loader(paths, cid))
+            docs[cid] = (file_key, analyze(doc))
+        analyzed = [a for _, a in docs.values()]
         if cached is not None and _starts_with(analyzed, cached[1].analyzed):
             index = cached[1].extended(analyzed[len(cached[1].analyzed) :])
         else:
             index = RecallIndex(analyzed)
         self._recall_active = (key, index)
-        self._recall_file_keys = file_keys
+        self._recall_docs = docs
         return key, index
 
     def status(self) -> SessionStatus:

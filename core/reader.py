@@ -54,8 +54,11 @@ def _line_hash(data: bytes) -> bytes:
 class EventTail:
     """Remembers inode, byte offset and the first line's hash of the file it follows."""
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, *, tokens: bool = True) -> None:
+        """`tokens=False`: records carry 0 instead of their token estimate (a reader that
+        never shows tokens does not pay for them)."""
         self.path = Path(path)
+        self._tokens = tokens
         self._inode: int | None = None
         self._offset = 0
         self._next_line = 1
@@ -126,7 +129,7 @@ class EventTail:
                 event=p.event,
                 error=p.error,
                 raw=p.raw[:RAW_KEEP_BYTES],
-                tokens=estimate_event_tokens(p.event) if p.event is not None else 0,
+                tokens=0 if p.event is None or not self._tokens else estimate_event_tokens(p.event),
             )
             for p in parsed.lines
         ]

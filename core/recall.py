@@ -278,7 +278,7 @@ class RecallIndex:
 
     @property
     def analyzed(self) -> Sequence[AnalyzedDoc]:
-        return tuple(self._analyzed)
+        return self._analyzed
 
     def extended(self, docs: Iterable[RecallDoc | AnalyzedDoc]) -> RecallIndex:
         """This index plus `docs` (after its own), without analysing its documents again."""
