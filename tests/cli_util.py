@@ -56,6 +56,13 @@ def run_cli(
     )
 
 
+def cli_ok(root: Path, *args: str | Path) -> subprocess.CompletedProcess[str]:
+    """`session-inspector --memory-dir ROOT ARGS` from the repo, which must exit 0."""
+    proc = run_cli(["--memory-dir", root, *args], cwd=REPO, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
 def json_out(proc: subprocess.CompletedProcess[str]) -> Any:
     """The one JSON document on stdout (fails the test with stderr when there is none)."""
     assert proc.returncode == 0, proc.stderr

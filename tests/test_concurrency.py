@@ -26,10 +26,11 @@ CONFIG: dict[str, Any] = {
 }
 
 
-def spawn(root: Path, *args: str) -> subprocess.Popen[str]:
+def spawn(root: Path, *args: str, config: dict[str, Any] = CONFIG) -> subprocess.Popen[str]:
+    """tests/mm_child.py running one command on `root` with `config` (no fault point)."""
     env = {k: v for k, v in os.environ.items() if k != "SESSION_MEMORY_FAULT"}
     return subprocess.Popen(
-        [sys.executable, str(CHILD), str(root), json.dumps(CONFIG), *args],
+        [sys.executable, str(CHILD), str(root), json.dumps(config), *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

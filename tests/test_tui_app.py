@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -34,9 +32,9 @@ from inspector.widgets.event_detail import EventDetail
 from inspector.widgets.hot_window import HotWindow
 from inspector.widgets.plan_panel import PlanPanel
 from inspector.widgets.status_header import StatusHeader
+from tests.cli_util import cli_ok
 from tests.tui_fixtures import CONFIG, FIXED_SESSION, build_basic, build_with_archive
 
-REPO = Path(__file__).resolve().parent.parent
 SIZE = (120, 40)
 
 
@@ -563,16 +561,6 @@ async def test_demo_space_pauses_and_s_steps_while_autoplaying(tmp_path: Path) -
     manager.close()
 
 
-def _cli(root: Path, *args: str) -> None:
-    subprocess.run(
-        [sys.executable, "-m", "inspector", "--memory-dir", str(root), *args],
-        cwd=REPO,
-        check=True,
-        capture_output=True,
-        timeout=60,
-    )
-
-
 @pytest.mark.parametrize("poll", [False, True], ids=["watch", "poll"])
 async def test_external_append_and_compaction_appear(basic: Path, poll: bool) -> None:
     app = make(basic, watch=True, poll=poll)
@@ -580,10 +568,10 @@ async def test_external_append_and_compaction_appear(basic: Path, poll: bool) ->
         await settle(app, pilot)
         hot = app.query_one(HotWindow)
         n = hot.snapshot.length
-        _cli(basic, "append", "--type", "user_input", "--text", "from another process")
+        cli_ok(basic, "append", "--type", "user_input", "--text", "from another process")
         await until(pilot, lambda: hot.snapshot.length == n + 1)
         assert hot.snapshot.rows[n].preview == "from another process"
-        _cli(basic, "compact", "--force")
+        cli_ok(basic, "compact", "--force")
         await until(pilot, lambda: app.status.chunk_count == 2)
         await until(pilot, lambda: hot.snapshot.length == len(events_on_disk(basic)))
         assert app.query_one(StatusHeader).info.watch_mode == ("polled" if poll else "watched")

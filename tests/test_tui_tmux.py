@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_util import cli_ok
 from tests.tui_fixtures import build_basic
 
 REPO = Path(__file__).resolve().parent.parent
@@ -63,16 +64,6 @@ def tmux(tmp_path: Path) -> Iterator[Tmux]:
     t.run("kill-server", check=False)
 
 
-def cli(root: Path, *args: str) -> None:
-    subprocess.run(
-        [sys.executable, "-m", "inspector", "--memory-dir", str(root), *args],
-        cwd=REPO,
-        check=True,
-        capture_output=True,
-        timeout=60,
-    )
-
-
 def test_inspector_in_tmux_sees_other_processes_and_quits_cleanly(
     tmux: Tmux, tmp_path: Path
 ) -> None:
@@ -89,10 +80,10 @@ def test_inspector_in_tmux_sees_other_processes_and_quits_cleanly(
     tmux.run("new-session", "-d", "-s", "inspector", "-x", "120", "-y", "40", *env_args, app_cmd)
     tmux.wait_for(lambda s: "ev_0112" in s and "chunks 1" in s)
 
-    cli(root, "append", "--type", "user_input", "--text", "hello-from-tmux-test")
+    cli_ok(root, "append", "--type", "user_input", "--text", "hello-from-tmux-test")
     tmux.wait_for(lambda s: "hello-from-tmux-test" in s and "events 24" in s)
 
-    cli(root, "compact", "--force")
+    cli_ok(root, "compact", "--force")
     tmux.wait_for(lambda s: "chunks 2" in s)
 
     tmux.run("send-keys", "-t", "inspector", "p")

@@ -14,6 +14,7 @@ import yaml
 
 from core.config import CompactionConfig
 from core.manager import MemoryManager
+from tests.test_crash_recovery import fill
 
 REPO = Path(__file__).resolve().parents[2]
 SMALL: dict[str, Any] = {
@@ -116,3 +117,14 @@ def assert_clean_failure(run: CliRun, code: int, *names: str) -> None:
     assert line.startswith("error: "), run.stderr
     for name in names:
         assert name in line, (name, line)
+
+
+def three_chunks(root: Path) -> tuple[MemoryManager, list[str]]:
+    """Three compactions (three indexed chunks) and three hot turns after them; the ids."""
+    mm = MemoryManager(root, small_config())
+    ids: list[str] = []
+    for start in (0, 3, 6):
+        ids += fill(mm, 3, start=start)
+        assert mm.save().compacted
+    ids += fill(mm, 3, start=20)
+    return mm, ids

@@ -21,7 +21,7 @@ from tests.memory_invariants import (
     compacted_events,
     indexed_chunk_ids,
 )
-from tests.reliability._support import small_config
+from tests.reliability._support import three_chunks
 from tests.test_crash_recovery import fill, run_child
 
 PASS_POINTS = [
@@ -70,16 +70,6 @@ def assert_recovered(root: Path, mm: MemoryManager, ids: list[str]) -> None:
     events = [e for evs in compacted_events(session).values() for e in evs]
     # tool results carry only the code: "E12" finds its chunk through the matched events.
     assert_recall_finds(mm, [e for e in events if e.get("type") != "tool_call"], error_code_query)
-
-
-def three_chunks(root: Path) -> tuple[MemoryManager, list[str]]:
-    mm = MemoryManager(root, small_config())
-    ids: list[str] = []
-    for start in (0, 3, 6):
-        ids += fill(mm, 3, start=start)
-        assert mm.save().compacted
-    ids += fill(mm, 3, start=20)
-    return mm, ids
 
 
 @pytest.mark.parametrize("point", PASS_POINTS)

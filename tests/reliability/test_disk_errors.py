@@ -29,6 +29,7 @@ from tests.reliability._support import (
     run_cli,
     seeded_root,
     small_config,
+    three_chunks,
     write_small_config,
 )
 from tests.test_crash_recovery import fill
@@ -109,16 +110,6 @@ def failing_at(k: int, victim: str) -> Callable[..., Any]:
     return maybe_fail
 
 
-def pass_setup(root: Path) -> tuple[MemoryManager, list[str]]:
-    mm = MemoryManager(root, small_config())
-    ids: list[str] = []
-    for start in (0, 3, 6):
-        ids += fill(mm, 3, start=start)
-        assert mm.save().compacted
-    ids += fill(mm, 3, start=20)
-    return mm, ids
-
-
 @pytest.mark.parametrize("victim", ["replace", "write"])
 def test_disk_full_at_each_write_of_a_pass(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, victim: str
@@ -127,12 +118,12 @@ def test_disk_full_at_each_write_of_a_pass(
     file, the file it was replacing is unchanged, no temporary file remains; once space is
     back the next pass finishes or undoes the failed one and nothing is lost or doubled."""
     counted = tmp_path / "count" / "memory"
-    pass_setup(counted)
+    three_chunks(counted)
     writes = count_writes_of_a_pass(counted)
     assert writes >= 8  # pending + sidecar twice, events, chunk, index, summaries, state
     for k in range(1, writes + 1):
         root = tmp_path / f"k{k}" / "memory"
-        mm, ids = pass_setup(root)
+        mm, ids = three_chunks(root)
         before = session_files(root)
         with monkeypatch.context() as patch:
             patch.setattr(os, victim, failing_at(k, victim))

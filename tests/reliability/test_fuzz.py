@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from core.chunks import read_index
 from core.errors import SessionMemoryError
+from core.events import KNOWN_TYPES
 from core.manager import MemoryManager
 from core.paths import MemoryPaths
 from core.planner import plan_compaction
@@ -56,16 +57,7 @@ json_value = st.recursive(
     ),
     max_leaves=12,
 )
-TYPES = [
-    "user_input",
-    "assistant_output",
-    "role_output",
-    "tool_call",
-    "tool_result",
-    "system_event",
-    "screen_context",
-    "other",
-]
+TYPES = [*KNOWN_TYPES, "other"]
 event_like = st.fixed_dictionaries(
     {},
     optional={

@@ -7,10 +7,8 @@ The figures printed (-s) are the ones docs/RELIABILITY.md reports."""
 from __future__ import annotations
 
 import json
-import os
 import random
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,20 +22,9 @@ from tests.memory_invariants import (
     session_dirs,
 )
 from tests.reliability._support import SMALL, small_config
+from tests.test_concurrency import spawn
 
-CHILD = Path(__file__).resolve().parents[1] / "mm_child.py"
 CONFIG: dict[str, Any] = {**SMALL, "count_compress_after_events": 40, "hot_window_events": 10}
-
-
-def spawn(root: Path, *args: str) -> subprocess.Popen[str]:
-    env = {k: v for k, v in os.environ.items() if k != "SESSION_MEMORY_FAULT"}
-    return subprocess.Popen(
-        [sys.executable, str(CHILD), str(root), json.dumps(CONFIG), *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
 
 
 def result_of(proc: subprocess.Popen[str], seconds: float) -> dict[str, Any]:
@@ -50,9 +37,9 @@ def result_of(proc: subprocess.Popen[str], seconds: float) -> dict[str, Any]:
 def soak(tmp_path: Path, seconds: float, writers: int = 3, maintainers: int = 2) -> dict[str, Any]:
     root = tmp_path / "memory"
     duration = f"{seconds:g}"
-    procs = [spawn(root, "soak-write", f"w{i}", duration) for i in range(writers)]
-    procs += [spawn(root, "soak-maintain", duration, f"{seconds / 2:g}")]
-    procs += [spawn(root, "soak-maintain", duration) for _ in range(maintainers - 1)]
+    procs = [spawn(root, "soak-write", f"w{i}", duration, config=CONFIG) for i in range(writers)]
+    procs += [spawn(root, "soak-maintain", duration, f"{seconds / 2:g}", config=CONFIG)]
+    procs += [spawn(root, "soak-maintain", duration, config=CONFIG) for _ in range(maintainers - 1)]
     results = [result_of(p, seconds) for p in procs]
     written, maintained = results[:writers], results[writers:]
     ids = [i for r in written for i in r["ids"]]
