@@ -1,4 +1,8 @@
-"""Session memory compaction: the engine an agent runtime uses directly (no Textual here)."""
+"""Session memory compaction: the engine an agent runtime uses directly (no Textual here).
+
+Comments in this package cite "contract §N" and "design: <section>"; docs/DESIGN.md (its
+section map) says where each is described, docs/FORMATS.md holds the file formats.
+"""
 
 from core.config import CompactionConfig, LoadedConfig, SummarizerConfig, load_config
 from core.errors import (
