@@ -225,6 +225,20 @@ def _commands() -> list[tuple[str, str, str]]:
             f"files when it cannot be read, and move unparsable lines to corrupt.jsonl.\n\n"
             f"example:\n  {PROG} repair --json\n",
         ),
+        (
+            "import",
+            "write a real agent's transcript into the memory root (optionally replayed)",
+            "Read a transcript (pi session JSONL, an OpenAI chat-completions message list, or a\n"
+            "mini-swe-agent trajectory) and append its events to the active session. With\n"
+            "--replay, play it call by call as the agent ran: the trigger runs a pass before\n"
+            "each model call and the log's prompt sizes are recorded (see docs/REPLAY.md).\n"
+            "The whole file is checked first: a bad line is exit 2 and nothing is written.\n"
+            "Creates the memory root and session when missing.\n\n"
+            "examples:\n"
+            f"  {PROG} import --format pi ~/.pi/agent/sessions/--src-app--/2026-11-28_x.jsonl\n"
+            f"  {PROG} --memory-dir ./replayed import --format mini-swe-agent run.traj.json "
+            "--replay --json\n",
+        ),
     ]
 
 
@@ -302,6 +316,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = parsers["prompt"]
     p.add_argument("--system", required=True, metavar="S", help="the system prompt")
     p.add_argument("--task", required=True, metavar="T", help="the current task")
+
+    from core.importers import FORMATS
+
+    p = parsers["import"]
+    p.add_argument("file", metavar="FILE", help="the transcript to read")
+    p.add_argument("--format", required=True, choices=list(FORMATS), help="the transcript's format")
+    p.add_argument(
+        "--replay",
+        action="store_true",
+        help="append call by call with passes and prompt sizes, as the agent ran",
+    )
     return parser
 
 
@@ -583,6 +608,51 @@ def cmd_repair(ctx: Context) -> int:
     return EXIT_OK
 
 
+def cmd_import(ctx: Context) -> int:
+    """Parse the whole transcript before the memory root is touched (all or nothing)."""
+    from core.importers import load_transcript
+    from core.replay import import_transcript, replay
+
+    args = ctx.args
+    transcript = load_transcript(Path(args.file), args.format)
+    manager = ctx.manager(read_only=False, create=True)
+    try:
+        existing = manager.store.read_events().event_count
+        if existing:
+            warn(
+                f"the active session of {manager.memory_dir} already holds {existing} events; "
+                "the transcript's events go after them"
+            )
+        stats = (
+            replay(transcript, manager) if args.replay else import_transcript(transcript, manager)
+        )
+    finally:
+        manager.close()
+    data: dict[str, Any] = {
+        "format": transcript.format,
+        "source": transcript.source,
+        "replay": bool(args.replay),
+        **stats.to_json(),
+    }
+    if ctx.json:
+        ctx.emit_json(_with_memory_dir(data, manager.memory_dir))
+        return EXIT_OK
+    how = "replayed" if args.replay else "imported"
+    lines = [
+        f"{how} {stats.events_appended} events of {stats.calls} model calls from "
+        f"{visible(transcript.source, keep_newlines=False)} ({transcript.format}) into "
+        f"{manager.memory_dir}",
+        f"prompt sizes recorded: {stats.prompt_sizes_recorded}",
+    ]
+    if args.replay:
+        lines.append(
+            f"passes: {stats.passes} ({stats.token_triggered} by tokens, "
+            f"{stats.count_triggered} by count), compactions: {stats.compactions}"
+        )
+    sys.stdout.write("\n".join(lines) + "\n")
+    return EXIT_OK
+
+
 def _run_app_or_fail() -> Callable[..., Any]:
     """inspector.app.run_app, imported only now (Textual is slow to import)."""
     if importlib.util.find_spec("inspector.app") is None:
@@ -679,6 +749,7 @@ COMMANDS: dict[str, Callable[[Context], int]] = {
     "recall": cmd_recall,
     "prompt": cmd_prompt,
     "repair": cmd_repair,
+    "import": cmd_import,
 }
 
 

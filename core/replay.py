@@ -1,0 +1,159 @@
+"""Play an imported transcript into a MemoryManager the way its agent ran (issue 10, item 3).
+
+`replay` appends call by call, lets the trigger run a pass before each model call and records
+a prompt size for each call whose log has one, so a person can watch compaction happen on
+their own session. `import_transcript` just appends everything, with no passes.
+
+The size recorded for a call is *our* prompt's, not the provider's: the provider measured the
+original agent's context, which our compaction has made smaller. It is
+
+    our_estimate + max(0, provider figure − estimate of every original event up to the call)
+
+where our_estimate is summary.md plus the hot window (contract §3 estimates) and the second
+term is what the provider counted beyond the events (system prompt, tool schemas, the
+estimate's error). Before any compaction that is the provider's figure exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from core.atomic import read_bytes_no_symlink
+from core.errors import StoreError
+from core.importers import ModelCall, Transcript
+from core.maintenance import PassResult
+from core.manager import MemoryManager
+from core.tokens import estimate_event_tokens, estimate_tokens
+
+APPEND_BATCH = 500
+"""Events per append in `import_transcript` (one lock hold each; a long log is not one write)."""
+
+
+@dataclass
+class ReplayStats:
+    """What a replay (or a plain import) did. `passes` counts the passes the trigger asked
+    for; `compactions` those that compacted; the three triggers split `passes` by rule."""
+
+    calls: int = 0
+    events_appended: int = 0
+    passes: int = 0
+    compactions: int = 0
+    count_triggered: int = 0
+    token_triggered: int = 0
+    forced: int = 0
+    """Passes that compacted although the trigger did not fire (none in a plain replay)."""
+    prompt_sizes_recorded: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def replay(
+    transcript: Transcript,
+    mm: MemoryManager,
+    *,
+    before_call: Callable[[int, ModelCall], None] | None = None,
+    after_pass: Callable[[PassResult], None] | None = None,
+) -> ReplayStats:
+    """For each model call: append its inputs, run a pass if the trigger says so, call
+    `before_call(i, call)` (the prompt the model would get is measurable there), record the
+    call's prompt size (see the module docstring), append its outputs. Then the trailing
+    events and one more pass if needed. `after_pass` gets every pass the trigger asked for."""
+    stats = ReplayStats()
+    original = 0
+    """Estimate of every transcript event appended so far (the original agent's context)."""
+    for i, call in enumerate(transcript.calls):
+        original += _append(mm, call.inputs, stats)
+        _maybe_pass(mm, stats, after_pass)
+        if before_call is not None:
+            before_call(i, call)
+        if call.prompt_tokens is not None:
+            overhead = max(0, call.prompt_tokens - original)
+            mm.record_prompt_tokens(prompt_estimate(mm) + overhead)
+            stats.prompt_sizes_recorded += 1
+        stats.calls += 1
+        original += _append(mm, call.outputs, stats)
+    if transcript.trailing:
+        _append(mm, transcript.trailing, stats)
+        _maybe_pass(mm, stats, after_pass)
+    return stats
+
+
+def import_transcript(transcript: Transcript, mm: MemoryManager) -> ReplayStats:
+    """Append every event in order, no passes; the last provider figure (if any) is recorded
+    right after the events that came before its call, so the trigger adds what followed."""
+    stats = ReplayStats(calls=len(transcript.calls))
+    last = max(
+        (i for i, c in enumerate(transcript.calls) if c.prompt_tokens is not None), default=None
+    )
+    before: list[dict[str, Any]] = []
+    after: list[dict[str, Any]] = []
+    for i, call in enumerate(transcript.calls):
+        target = before if last is not None and i <= last else after
+        target.extend(call.inputs)
+        (after if last is not None and i == last else target).extend(call.outputs)
+    after.extend(transcript.trailing)
+    _append_batched(mm, before, stats)
+    if last is not None:
+        figure = transcript.calls[last].prompt_tokens
+        assert figure is not None
+        mm.record_prompt_tokens(figure)
+        stats.prompt_sizes_recorded = 1
+    _append_batched(mm, after, stats)
+    return stats
+
+
+def prompt_estimate(mm: MemoryManager) -> int:
+    """Estimate of the prompt our memory gives the model now: summary.md plus the hot window
+    (the same figure a pass resets the trigger's prompt size to, contract §5)."""
+    snap = mm.store.read_events()
+    total = sum(snap.tokens)
+    summary = mm.paths.summary
+    if summary.exists() and mm.has_compressed_history():
+        try:
+            text = read_bytes_no_symlink(summary).decode("utf-8", errors="replace")
+        except OSError as exc:
+            raise StoreError(f"cannot read {summary}: {exc.strerror or exc}") from exc
+        total += estimate_tokens(text)
+    return total
+
+
+def _append(mm: MemoryManager, events: Sequence[dict[str, Any]], stats: ReplayStats) -> int:
+    """Append (as the agent would, with `append_many`: no idle-gap rotation) and return the
+    events' estimate."""
+    if not events:
+        return 0
+    mm.append_many(events, where="transcript event")
+    stats.events_appended += len(events)
+    return sum(estimate_event_tokens(dict(e)) for e in events)
+
+
+def _append_batched(
+    mm: MemoryManager, events: Sequence[dict[str, Any]], stats: ReplayStats
+) -> None:
+    for start in range(0, len(events), APPEND_BATCH):
+        _append(mm, events[start : start + APPEND_BATCH], stats)
+
+
+def _maybe_pass(
+    mm: MemoryManager, stats: ReplayStats, after_pass: Callable[[PassResult], None] | None
+) -> None:
+    """One synchronous pass; `save` runs the trigger itself and returns at once when it does
+    not fire (that is not counted as a pass)."""
+    result = mm.save()
+    fired = result.trigger is not None and result.trigger.should_compress
+    if not fired and not result.compacted:
+        return
+    stats.passes += 1
+    if result.compacted:
+        stats.compactions += 1
+    if not fired:
+        stats.forced += 1
+    elif result.trigger is not None and result.trigger.trigger == "count":
+        stats.count_triggered += 1
+    else:
+        stats.token_triggered += 1
+    if after_pass is not None:
+        after_pass(result)
