@@ -60,7 +60,7 @@ from core.summarizer import (
     split_turn_summary,
     summarize_with_fallback,
 )
-from core.tokens import estimate_event_tokens
+from core.tokens import estimate_event_tokens, estimate_tokens
 from core.trigger import TriggerDecision, should_compress
 
 SYNTHETIC_KIND = "split_turn_prefix"
@@ -226,13 +226,7 @@ def _pass_on_snapshot(
     timings["read"] = _ms(t_read)
 
     t = time.perf_counter()
-    pt = prompt_tokens if prompt_tokens is not None else state.last_prompt_tokens
-    decision = should_compress(
-        prompt_tokens=pt,
-        event_count=snap.event_count,
-        config=config,
-        model=model or state.model,
-    )
+    decision = trigger_for(state, snap.events, snap.tokens, config, model, prompt_tokens)
     result = PassResult(
         compacted=False,
         events_before=snap.event_count,
@@ -469,7 +463,13 @@ def _pass_on_snapshot(
         fault_point("after_summaries_write")
         kept_count = len(head) + len(events) - cut + len(tail.events)
         kept_tokens = retained_tokens + sum(estimate_event_tokens(e) for e in tail.events)
-        _after_compaction_state(store, kept_tokens, sync_folder=False)
+        last_kept = (tail.events or events)[-1].get("id")
+        _after_compaction_state(
+            store,
+            kept_tokens + estimate_tokens(rendered.summary_md),
+            last_kept if isinstance(last_kept, str) else None,
+            sync_folder=False,
+        )
         fault_point("after_state_write")
         folders = [
             os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
@@ -615,13 +615,48 @@ def _abandon(result: PassResult, reason: str, t_total: float) -> PassResult:
     return result
 
 
+def trigger_for(
+    state: SessionState,
+    events: Sequence[Event],
+    tokens: Sequence[int],
+    config: CompactionConfig,
+    model: str | None = None,
+    prompt_tokens: int | None = None,
+) -> TriggerDecision:
+    """should_compress on the session's prompt size (contract §5); `prompt_tokens` given by
+    the caller (`--prompt-tokens N`) stands for the whole prompt now."""
+    ever = state.ever_recorded or prompt_tokens is not None
+    if prompt_tokens is not None:
+        return should_compress(
+            prompt_tokens=prompt_tokens,
+            event_count=len(events),
+            config=config,
+            model=model or state.model,
+            prompt_source="recorded",
+        )
+    size = state.prompt_size([e.get("id") for e in events], tokens)
+    return should_compress(
+        prompt_tokens=size.tokens,
+        event_count=len(events),
+        config=config,
+        model=model or state.model,
+        prompt_source=size.source,
+        count_rule_too=not ever,
+    )
+
+
 def _after_compaction_state(
-    store: SessionStore, kept_tokens: int, *, sync_folder: bool = True
+    store: SessionStore,
+    prompt_estimate: int,
+    last_event_id: str | None,
+    *,
+    sync_folder: bool = True,
 ) -> None:
-    """last_prompt_tokens becomes the retained window's estimate, so the next pass does not
-    compact again on the stale pre-compaction figure (design: Concurrency)."""
+    """The trigger's figure becomes the new hot window plus summary.md, by estimate, and grows
+    again with every append, so the next pass neither fires on the stale pre-compaction figure
+    nor goes blind during a long run (contract §5)."""
     state = store.read_state()
-    state.last_prompt_tokens = kept_tokens
+    state.reset_prompt_tokens(prompt_estimate, last_event_id)
     state.counters["compactions"] = state.counters.get("compactions", 0) + 1
     store.write_state(state, sync_folder=sync_folder)
 

@@ -34,6 +34,7 @@ from core.maintenance import (
     recover_locked,
     recovered_entry,
     run_pass,
+    trigger_for,
     write_summaries,
 )
 from core.paths import MemoryPaths
@@ -42,9 +43,12 @@ from core.prompt import build_prompt_messages
 from core.reader import EventTail
 from core.recall import AnalyzedDoc, RecallDoc, RecallIndex, RecallResult, analyze
 from core.rotation import RotationResult, rotate
-from core.store import SessionStore
+from core.store import SessionState, SessionStore
 from core.summarizer import Summarizer, make_summarizer
-from core.trigger import TriggerDecision, should_compress
+from core.trigger import TriggerDecision
+
+_NO_STATE = SessionState(session_id="none", created_at="")
+"""Stands for a session not created yet: nothing recorded, no pass (cold start)."""
 
 
 @dataclass
@@ -121,6 +125,10 @@ class SessionStatus:
     event_count: int
     hot_tokens: int
     last_prompt_tokens: int | None
+    prompt_tokens: int | None
+    """The figure the trigger uses: last_prompt_tokens plus the appended events' estimate."""
+    prompt_tokens_source: str
+    prompt_tokens_appended: int
     context_window: int
     model: str | None
     should_compress: bool
@@ -141,6 +149,9 @@ class SessionStatus:
             "event_count": self.event_count,
             "hot_tokens": self.hot_tokens,
             "last_prompt_tokens": self.last_prompt_tokens,
+            "prompt_tokens": self.prompt_tokens,
+            "prompt_tokens_source": self.prompt_tokens_source,
+            "prompt_tokens_appended": self.prompt_tokens_appended,
             "context_window": self.context_window,
             "model": self.model,
             "should_compress": self.should_compress,
@@ -238,7 +249,8 @@ class MemoryManager:
         return st.st_size > 0 and (time.time() - st.st_mtime) > gap * 60.0
 
     def record_prompt_tokens(self, n: int, model: str | None = None) -> None:
-        """Keep the largest prompt of the latest run (design: Compression Trigger)."""
+        """Record the provider's prompt size of the latest model call; the trigger adds what is
+        appended after it by estimate (contract §5)."""
         self._writable()
         self.store.record_prompt_tokens(int(n), model=model or self.model)
 
@@ -340,16 +352,13 @@ class MemoryManager:
         cfg = config or self.config
         snap = self.store.read_events()
         state = self.store.read_state() if self.paths.state.exists() else None
-        pt = (
-            prompt_tokens
-            if prompt_tokens is not None
-            else (state.last_prompt_tokens if state else None)
-        )
-        decision = should_compress(
-            prompt_tokens=pt,
-            event_count=snap.event_count,
-            config=cfg,
-            model=model or self.model or (state.model if state else None),
+        decision = trigger_for(
+            state or _NO_STATE,
+            snap.events,
+            snap.tokens,
+            cfg,
+            model or self.model,
+            prompt_tokens,
         )
         plan = plan_compaction(snap.events, cfg, tokens=snap.tokens)
         return PlanReport(trigger=decision, plan=plan, events=snap.events, tokens=snap.tokens)
@@ -533,12 +542,8 @@ class MemoryManager:
             pending_count = 0
         model = self.model or (state.model if state else None)
         last_prompt = state.last_prompt_tokens if state else None
-        decision = should_compress(
-            prompt_tokens=last_prompt,
-            event_count=snap.event_count,
-            config=self.config,
-            model=model,
-        )
+        size = (state or _NO_STATE).prompt_size([e.get("id") for e in snap.events], snap.tokens)
+        decision = trigger_for(state or _NO_STATE, snap.events, snap.tokens, self.config, model)
         warnings.extend(getattr(self.store, "warnings", []))
         return SessionStatus(
             memory_dir=self.memory_dir,
@@ -546,6 +551,9 @@ class MemoryManager:
             event_count=snap.event_count,
             hot_tokens=sum(snap.tokens),
             last_prompt_tokens=last_prompt,
+            prompt_tokens=size.tokens,
+            prompt_tokens_source=size.source,
+            prompt_tokens_appended=size.appended,
             context_window=self.config.window_for(model),
             model=model,
             should_compress=decision.should_compress,

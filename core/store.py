@@ -43,6 +43,7 @@ from core.events import Event, new_event_id, now_ts, validate_event
 from core.paths import MemoryPaths, validate_chunk_id
 from core.scrub import strip_screenshot_data
 from core.tokens import estimate_event_tokens
+from core.trigger import PromptSize, prompt_size
 
 MAX_EVENT_BYTES = 8 * 1024 * 1024
 """Largest serialized event line (without its newline) that is appended or read as an event."""
@@ -80,6 +81,14 @@ class SessionState:
     created_at: str
     model: str | None = None
     last_prompt_tokens: int | None = None
+    """The trigger's base figure: the latest recorded provider size, or a pass's reset estimate."""
+    prompt_tokens_source: str | None = None
+    """`recorded` (a provider figure) or `estimated` (a pass's reset); None in older files."""
+    prompt_tokens_after_event_id: str | None = None
+    """Id of the last event in events.jsonl when the figure was set (None: the file was empty).
+    Events after it are added to the figure by estimate (contract §5, Prompt size)."""
+    prompt_tokens_anchored: bool = False
+    """Whether `prompt_tokens_after_event_id` was written (older files have no anchor)."""
     run_started_at: str | None = None
     last_event_at: str | None = None
     counters: dict[str, int] = field(default_factory=dict)
@@ -89,6 +98,34 @@ class SessionState:
     def fresh(cls) -> SessionState:
         return cls(session_id=new_session_id(), created_at=now_ts())
 
+    @property
+    def ever_recorded(self) -> bool:
+        """Whether a provider prompt size was ever recorded in this session (an older file
+        with a figure and no source counts as recorded)."""
+        if self.counters.get("prompt_tokens_recorded", 0) > 0:
+            return True
+        return self.prompt_tokens_source is None and self.last_prompt_tokens is not None
+
+    def prompt_size(self, event_ids: Sequence[object], tokens: Sequence[int]) -> PromptSize:
+        """The trigger's prompt size over the hot window `event_ids`/`tokens` (contract §5)."""
+        return prompt_size(
+            base=self.last_prompt_tokens,
+            base_source=self.prompt_tokens_source,
+            anchored=self.prompt_tokens_anchored,
+            after_event_id=self.prompt_tokens_after_event_id,
+            ever_recorded=self.ever_recorded,
+            event_ids=event_ids,
+            tokens=tokens,
+        )
+
+    def reset_prompt_tokens(self, estimate: int, last_event_id: str | None) -> None:
+        """After a pass: the new hot window plus summary.md, by estimate, anchored at the new
+        window's last event so later appends grow it again (contract §5)."""
+        self.last_prompt_tokens = estimate
+        self.prompt_tokens_source = "estimated"
+        self.prompt_tokens_after_event_id = last_event_id
+        self.prompt_tokens_anchored = True
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = dict(self.extra)
         out.update(
@@ -96,10 +133,13 @@ class SessionState:
             created_at=self.created_at,
             model=self.model,
             last_prompt_tokens=self.last_prompt_tokens,
+            prompt_tokens_source=self.prompt_tokens_source,
             run_started_at=self.run_started_at,
             last_event_at=self.last_event_at,
             counters=dict(self.counters),
         )
+        if self.prompt_tokens_anchored:
+            out["prompt_tokens_after_event_id"] = self.prompt_tokens_after_event_id
         return out
 
     @classmethod
@@ -115,7 +155,13 @@ class SessionState:
         created = obj.get("created_at")
         if not isinstance(created, str):
             raise StoreError(f"{where}: created_at must be a string")
-        for key in ("model", "run_started_at", "last_event_at"):
+        for key in (
+            "model",
+            "run_started_at",
+            "last_event_at",
+            "prompt_tokens_source",
+            "prompt_tokens_after_event_id",
+        ):
             if obj.get(key) is not None and not isinstance(obj[key], str):
                 raise StoreError(f"{where}: {key} must be a string or null")
         lpt = obj.get("last_prompt_tokens")
@@ -129,13 +175,16 @@ class SessionState:
             for k, v in raw_counters.items()
             if isinstance(v, int) and not isinstance(v, bool)
         }
-        known = {f.name for f in fields(cls)} - {"extra"}
+        known = {f.name for f in fields(cls)} - {"extra", "prompt_tokens_anchored"}
         assert isinstance(sid, str)
         return cls(
             session_id=sid,
             created_at=created,
             model=obj.get("model"),
             last_prompt_tokens=lpt,
+            prompt_tokens_source=obj.get("prompt_tokens_source"),
+            prompt_tokens_after_event_id=obj.get("prompt_tokens_after_event_id"),
+            prompt_tokens_anchored="prompt_tokens_after_event_id" in obj,
             run_started_at=obj.get("run_started_at"),
             last_event_at=obj.get("last_event_at"),
             counters=counters,
@@ -674,16 +723,61 @@ class SessionStore:
         return self.update_state(apply)
 
     def record_prompt_tokens(self, n: int, *, model: str | None = None) -> SessionState:
-        """Keep the largest prompt of the current run (design: Compression Trigger)."""
+        """Record the provider's prompt size of the latest model call (contract §5): the latest
+        figure wins, anchored at the last event now in events.jsonl, so events appended after
+        it are added by estimate until the next figure."""
         if not isinstance(n, int) or isinstance(n, bool) or n < 0:
             raise BadInputError(f"prompt tokens must be a non-negative integer, got {n!r}")
 
         def apply(state: SessionState) -> None:
-            state.last_prompt_tokens = max(state.last_prompt_tokens or 0, n)
+            state.last_prompt_tokens = n
+            state.prompt_tokens_source = "recorded"
+            state.prompt_tokens_after_event_id = self._last_event_id_locked()
+            state.prompt_tokens_anchored = True
+            state.counters["prompt_tokens_recorded"] = (
+                state.counters.get("prompt_tokens_recorded", 0) + 1
+            )
             if model is not None:
                 state.model = model
 
         return self.update_state(apply)
+
+    def _last_event_id_locked(self) -> str | None:
+        """Id of the last parsable event line of events.jsonl, read from its end (the caller
+        holds the lock, so no append is half-written; an unterminated last line is a crashed
+        writer's leftover and is skipped). None when the file holds no event."""
+        path = self.paths.events
+        try:
+            fd = open_no_symlink(path, os.O_RDONLY)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise StoreError(f"cannot read {path}: {_reason(exc)}") from exc
+        try:
+            end = os.fstat(fd).st_size
+            pos = end
+            rest = b""
+            while pos > 0:
+                start = max(0, pos - max(65536, len(rest)))
+                rest = os.pread(fd, pos - start, start) + rest
+                pos = start
+                lines = rest.split(b"\n")
+                # lines[0] may be cut at `start` (unless start is 0); the last piece is the
+                # unterminated remainder after the final newline.
+                whole = lines[1:-1] if pos > 0 else lines[:-1]
+                for raw in reversed(whole):
+                    if not raw.strip():
+                        continue
+                    event, _error = _classify(raw)
+                    if event is not None:
+                        eid = event.get("id")
+                        return eid if isinstance(eid, str) else None
+                rest = lines[0] + b"\n" if pos > 0 else b""
+        except OSError as exc:
+            raise StoreError(f"cannot read {path}: {_reason(exc)}") from exc
+        finally:
+            os.close(fd)
+        return None
 
     # ---- events
 
@@ -693,7 +787,8 @@ class SessionStore:
         """Validate, scrub, stamp and append events as whole lines; all or nothing.
 
         One os.write on an O_APPEND descriptor under the lock, no fsync (see the module
-        docstring). A `user_input` starts a new run: the recorded prompt size is forgotten.
+        docstring). A `user_input` starts a new run (`run_started_at`); the recorded prompt size
+        stays, and the trigger adds the new events to it by estimate (contract §5).
         """
         self._require_writable()
         stored: list[Event] = []
@@ -718,7 +813,6 @@ class SessionStore:
             self._delta_last_event_at = now_ts()
             if run_start is not None:
                 state = self._merged(state)
-                state.last_prompt_tokens = None
                 state.run_started_at = run_start
                 self._write_state_file(state)
         return stored

@@ -1,12 +1,80 @@
-"""shouldCompress (contract §5, design "Compression Trigger"), explaining itself with numbers."""
+"""shouldCompress (contract §5, design "Compression Trigger"), explaining itself with numbers.
+
+The prompt size the trigger reads is the latest recorded provider figure (or a pass's reset
+estimate) plus the estimate of every event appended after it (`prompt_size`): so a long run
+after a pass grows towards the next one, and a new user turn never blinds the trigger.
+"""
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from core.config import CompactionConfig
+
+PromptSource = Literal["recorded", "estimated", "unknown"]
+
+
+@dataclass(frozen=True)
+class PromptSize:
+    """The prompt size the trigger uses, and where each part of it came from."""
+
+    tokens: int | None
+    """base + appended; None when unknown (cold start: nothing recorded, no pass yet)."""
+    base: int | None
+    """state.json's last_prompt_tokens: the latest recorded figure or a pass's reset estimate."""
+    appended: int
+    """Estimate of the events appended after `base` was set."""
+    appended_events: int
+    source: PromptSource
+    """`recorded` when the base is a provider figure, `estimated` when it is a pass's reset
+    (or the anchor was lost), `unknown` at cold start."""
+    ever_recorded: bool
+    """Whether this session ever recorded a provider figure; if not, the count rule applies
+    alongside the token rule."""
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def prompt_size(
+    *,
+    base: int | None,
+    base_source: str | None,
+    anchored: bool,
+    after_event_id: object,
+    ever_recorded: bool,
+    event_ids: Sequence[object],
+    tokens: Sequence[int],
+) -> PromptSize:
+    """The trigger's prompt size from state.json's figure and the hot window (contract §5).
+
+    `after_event_id` is the last event when the figure was set (None: events.jsonl was empty);
+    events after it add their estimates. An unanchored figure (an older state.json) adds
+    nothing. When the anchor is gone from the window (a crash between a pass's events write and
+    its state write), the figure is at least the window's own estimate.
+    """
+    if base is None:
+        return PromptSize(None, None, 0, 0, "unknown", ever_recorded)
+    source: PromptSource = "estimated" if base_source == "estimated" else "recorded"
+    if not anchored:
+        return PromptSize(base, base, 0, 0, source, ever_recorded)
+    n = len(event_ids)
+    start: int | None = 0 if after_event_id is None else None
+    if start is None:
+        for i in range(n - 1, -1, -1):
+            if event_ids[i] == after_event_id:
+                start = i + 1
+                break
+    if start is None:
+        window = sum(tokens)
+        if window > base:
+            return PromptSize(window, base, window - base, n, "estimated", ever_recorded)
+        return PromptSize(base, base, 0, 0, source, ever_recorded)
+    appended = sum(tokens[start:])
+    return PromptSize(base + appended, base, appended, n - start, source, ever_recorded)
 
 
 @dataclass(frozen=True)
@@ -25,6 +93,9 @@ class TriggerDecision:
     """context_window − reserve."""
     percent: float | None
     """100·prompt/window, None when the prompt size is unknown."""
+    prompt_tokens_source: PromptSource
+    count_rule: bool
+    """Whether the count rule was applied (unknown size, or no provider figure ever)."""
     compress_at_percent: float
     count_threshold: int
 
@@ -51,12 +122,15 @@ def should_compress(
     event_count: int,
     config: CompactionConfig,
     model: str | None = None,
+    prompt_source: PromptSource | None = None,
+    count_rule_too: bool = False,
 ) -> TriggerDecision:
     """Token rules when the prompt size is known, else the event-count rule.
 
     Known: `prompt ≥ window − min(reserve, window/2)` or `100·prompt/window ≥ compress_at_percent`.
-    Unknown: `event_count > count_compress_after_events`. The window is the model's when the
-    models map knows it.
+    Unknown: `event_count > count_compress_after_events`. `count_rule_too`: a session that never
+    recorded a provider figure applies the count rule beside the token rules (contract §5). The
+    window is the model's when the models map knows it.
     """
     window = config.window_for(model)
     reserve = config.effective_reserve(window)
@@ -72,17 +146,28 @@ def should_compress(
 
     trigger: Literal["tokens", "count"] | None
     percent: float | None
+    source: PromptSource = "unknown" if prompt_tokens is None else (prompt_source or "recorded")
+    count_rule = prompt_tokens is None or count_rule_too
     if prompt_tokens is not None:
         percent = 100 * prompt_tokens / window
         by_reserve = prompt_tokens >= threshold
         by_percent = percent >= limit
         fire = by_reserve or by_percent
         trigger = "tokens" if fire else None
+        label = "prompt" if source == "recorded" else f"prompt ({source})"
         reason = (
-            f"prompt {prompt_tokens} ≥ window {window}{window_note} − reserve {reserve}"
+            f"{label} {prompt_tokens} ≥ window {window}{window_note} − reserve {reserve}"
             f"{clamp_note} = {threshold}? {_yes(by_reserve)}; "
             f"{_percent_text(percent, limit)} of the window ≥ {limit:g}%? {_yes(by_percent)}"
         )
+        if count_rule_too:
+            by_count = event_count > count_limit
+            reason += (
+                f"; no provider figure ever recorded: {event_count} events > "
+                f"count_compress_after_events {count_limit}? {_yes(by_count)}"
+            )
+            if by_count and not fire:
+                fire, trigger = True, "count"
     else:
         percent = None
         fire = event_count > count_limit
@@ -102,6 +187,8 @@ def should_compress(
         reserve=reserve,
         threshold_tokens=threshold,
         percent=percent,
+        prompt_tokens_source=source,
+        count_rule=count_rule,
         compress_at_percent=limit,
         count_threshold=count_limit,
     )

@@ -38,7 +38,7 @@ from core.config import CompactionConfig, load_config
 from core.errors import SessionMemoryError
 from core.maintenance import PassResult
 from core.manager import MemoryManager
-from core.trigger import TriggerDecision, should_compress
+from core.trigger import PromptSize, TriggerDecision, should_compress
 from inspector.commands import InspectorCommands
 from inspector.model import (
     CutPreview,
@@ -46,6 +46,7 @@ from inspector.model import (
     LightStatus,
     ModelUpdate,
     plan_rows,
+    prompt_size_of,
     read_light_status,
 )
 from inspector.safe_text import one_line
@@ -148,8 +149,10 @@ class PlanMade(Message):
         real_trigger: TriggerDecision,
         model: HotWindowModel,
         elapsed_ms: float,
+        size: PromptSize | None = None,
     ) -> None:
         super().__init__()
+        self.size = size
         self.preview = preview
         self.trigger = trigger
         self.real_trigger = real_trigger
@@ -321,6 +324,7 @@ class InspectorApp(App[int]):
         self.preview: CutPreview | None = None
         self.trigger: TriggerDecision | None = None
         self.real_trigger: TriggerDecision | None = None
+        self.prompt_size: PromptSize | None = None
         self._jobs = _Jobs()
         self._want_archives = False
         self._jump_to_cut = False
@@ -512,27 +516,36 @@ class InspectorApp(App[int]):
                 config = self._what_if_config(what_if)
                 preview = plan_rows(snapshot, config)
                 status = self.status
+                size = prompt_size_of(status, snapshot)
                 real = should_compress(
-                    prompt_tokens=status.last_prompt_tokens,
+                    prompt_tokens=size.tokens,
                     event_count=snapshot.n_events,
                     config=self.config,
                     model=status.model,
+                    prompt_source=size.source,
+                    count_rule_too=not size.ever_recorded,
                 )
-                trigger = should_compress(
-                    prompt_tokens=(
-                        what_if.prompt_tokens
-                        if what_if.prompt_tokens is not None
-                        else status.last_prompt_tokens
-                    ),
-                    event_count=snapshot.n_events,
-                    config=config,
-                    model=status.model,
-                )
+                if what_if.prompt_tokens is not None:
+                    trigger = should_compress(
+                        prompt_tokens=what_if.prompt_tokens,
+                        event_count=snapshot.n_events,
+                        config=config,
+                        model=status.model,
+                    )
+                else:
+                    trigger = should_compress(
+                        prompt_tokens=size.tokens,
+                        event_count=snapshot.n_events,
+                        config=config,
+                        model=status.model,
+                        prompt_source=size.source,
+                        count_rule_too=not size.ever_recorded,
+                    )
             except Exception as exc:
                 self.post_message(ActionFinished("plan", f"{exc}", ok=False, refresh=False))
             else:
                 elapsed = (time.perf_counter() - start) * 1000
-                self.post_message(PlanMade(preview, trigger, real, model, elapsed))
+                self.post_message(PlanMade(preview, trigger, real, model, elapsed, size))
             if not self._jobs.again("plan"):
                 return
             pause = min(2.0, 2 * (time.perf_counter() - start))
@@ -631,6 +644,7 @@ class InspectorApp(App[int]):
         self.preview = message.preview
         self.trigger = message.trigger
         self.real_trigger = message.real_trigger
+        self.prompt_size = message.size
         hot = self.query_one(HotWindow)
         hot.set_cut_preview(message.preview)
         if self._jump_to_cut and hot.show_cut():
@@ -727,6 +741,7 @@ class InspectorApp(App[int]):
         self.query_one(BudgetGauge).set_info(
             BudgetInfo(
                 prompt_tokens=trigger.prompt_tokens,
+                estimated_tokens=_estimated_part(trigger.prompt_tokens, self.prompt_size),
                 window=trigger.context_window,
                 reserve=trigger.reserve,
                 compress_at_percent=trigger.compress_at_percent,
@@ -1235,3 +1250,10 @@ def run_app(
 
 
 __all__ = ["ACTIONS", "TABS", "VIEWS", "ActionSpec", "InspectorApp", "create_app", "run_app"]
+
+
+def _estimated_part(tokens: int | None, size: PromptSize | None) -> int:
+    """How much of the gauge's figure is an estimate rather than a provider's count."""
+    if tokens is None or size is None or size.tokens != tokens:
+        return 0
+    return tokens if size.source == "estimated" else size.appended

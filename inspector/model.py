@@ -36,8 +36,9 @@ from core.events import CutClass, Event, cut_class, is_synthetic
 from core.manager import ArchiveInfo, MemoryManager
 from core.planner import CompactionPlan, PlannerConfig, plan_compaction
 from core.reader import EventTail
-from core.store import parse_event_lines
+from core.store import SessionState, parse_event_lines
 from core.tokens import content_text, estimate_event_tokens
+from core.trigger import PromptSize, prompt_size
 from inspector.safe_text import one_line
 
 _T = TypeVar("_T")
@@ -350,6 +351,17 @@ class _LightEvents(_Lazy[Event]):
         return self._lists.light_event(self._lists.event_rows[i])
 
 
+class _EventIds(_Lazy[object]):
+    """The ids of the first n events, read on access (the trigger scans back from the end)."""
+
+    def __init__(self, events: Sequence[Event], n: int) -> None:
+        super().__init__(n)
+        self._events = events
+
+    def _item(self, i: int) -> object:
+        return self._events[i].get("id")
+
+
 @dataclass(frozen=True)
 class HotWindowSnapshot:
     """A consistent view of the first `length` rows (see the module docstring)."""
@@ -394,6 +406,9 @@ class HotWindowSnapshot:
 
     def token_list(self) -> list[int]:
         return list(self.event_tokens[: self.n_events])
+
+    def event_ids(self) -> Sequence[object]:
+        return _EventIds(self.events, self.n_events)
 
     def row_of_event(self, event_index: int | None) -> int | None:
         if event_index is None or not 0 <= event_index < self.n_events:
@@ -600,6 +615,8 @@ class LightStatus:
     session_id: str | None = None
     model: str | None = None
     last_prompt_tokens: int | None = None
+    prompt_state: SessionState | None = None
+    """state.json as read, for the trigger's prompt size (figure, source, anchor)."""
     run_started_at: str | None = None
     chunk_count: int = 0
     pending_count: int = 0
@@ -618,10 +635,12 @@ def read_light_status(manager: MemoryManager, *, include_archives: bool) -> Ligh
     paths = manager.paths
     sid = model = run_started = None
     last_prompt: int | None = None
+    prompt_state: SessionState | None = None
     if paths.state.exists():
         try:
             state = manager.store.read_state()
             sid, model, last_prompt = state.session_id, state.model, state.last_prompt_tokens
+            prompt_state = state
             run_started = state.run_started_at
         except SessionMemoryError as exc:
             errors.append(str(exc))
@@ -656,6 +675,7 @@ def read_light_status(manager: MemoryManager, *, include_archives: bool) -> Ligh
         session_id=sid,
         model=manager.model or model,
         last_prompt_tokens=last_prompt,
+        prompt_state=prompt_state,
         run_started_at=run_started,
         chunk_count=chunk_count,
         pending_count=pending,
@@ -665,3 +685,19 @@ def read_light_status(manager: MemoryManager, *, include_archives: bool) -> Ligh
         errors=tuple(errors),
         elapsed_ms=(time.perf_counter() - start) * 1000,
     )
+
+
+def prompt_size_of(status: LightStatus, snapshot: HotWindowSnapshot) -> PromptSize:
+    """The trigger's prompt size (contract §5) over the rows on screen."""
+    state = status.prompt_state
+    if state is None:
+        return prompt_size(
+            base=None,
+            base_source=None,
+            anchored=False,
+            after_event_id=None,
+            ever_recorded=False,
+            event_ids=(),
+            tokens=(),
+        )
+    return state.prompt_size(snapshot.event_ids(), snapshot.token_list())

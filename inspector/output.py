@@ -213,6 +213,7 @@ def render_status(console: Console, status: Any, manager: Any = None) -> None:
         ("events (hot window)", _n(_get(status, "event_count"))),
         ("hot tokens", _n(_get(status, "hot_tokens"))),
         ("last prompt tokens", _n(_get(status, "last_prompt_tokens"))),
+        ("prompt tokens", _prompt_text(status)),
         ("context window", window),
         ("should compress", trigger_text),
         ("chunks", _n(_get(status, "chunk_count"))),
@@ -552,3 +553,19 @@ def render_demo(console: Console, root: Path, scenario: str, stats: Any) -> None
     hint = Text("look around: ", style="dim")
     hint.append(f"session-inspector --memory-dir {one_line(str(root), 300)} status")
     console.print(hint)
+
+
+def _prompt_text(status: object) -> Text:
+    """The trigger's figure and its parts: `12,345 (recorded 11,000 + 1,345 appended)`."""
+    tokens = _get(status, "prompt_tokens")
+    source = str(_get(status, "prompt_tokens_source") or "unknown")
+    if tokens is None:
+        return Text("unknown (count rule only)", style="dim")
+    out = Text(f"{int(tokens):,}")
+    base = _get(status, "last_prompt_tokens")
+    appended = int(_get(status, "prompt_tokens_appended") or 0)
+    detail = f"  {source}"
+    if base is not None and appended:
+        detail += f" {int(base):,} + {appended:,} appended (estimate)"
+    out.append(detail, style="dim")
+    return out

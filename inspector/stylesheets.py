@@ -6,11 +6,11 @@ Test hosts that mount a single widget load the same list (`CSS_PATH = STYLESHEET
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import Path, PurePath
 
 STYLES_DIR = Path(__file__).parent / "styles"
 
-STYLESHEETS: list[str | Path] = [
+STYLESHEETS: list[str | PurePath] = [
     *sorted((STYLES_DIR / "widgets").glob("*.tcss")),
     *sorted((STYLES_DIR / "screens").glob("*.tcss")),
     STYLES_DIR / "app.tcss",

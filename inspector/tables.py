@@ -33,7 +33,7 @@ def replace_rows(
         for i, cell in enumerate(cells[: len(widths)]):
             widths[i] = max(widths[i], text_width(cell))
     for i, (key, _) in enumerate(columns):
-        if caps and key in caps:
+        if caps and key is not None and key in caps:
             widths[i] = min(widths[i], caps[key])
     table.clear(columns=True)
     for (key, label), width in zip(columns, widths, strict=True):

@@ -100,18 +100,22 @@ def test_token_trigger_then_prompt_reset_prevents_recompaction(root: Path) -> No
     ids: list[str] = []
     for n in range(3):
         ids += play_turn(mm, n)
-    mm.record_prompt_tokens(3900)
     mm.record_prompt_tokens(1200)
-    assert mm.status().last_prompt_tokens == 3900, "the largest prompt of the run counts"
+    mm.record_prompt_tokens(3900)
+    assert mm.status().last_prompt_tokens == 3900, "the latest recorded prompt counts"
     result = mm.save()
     assert result.compacted, result.reason
     assert result.trigger is not None and result.trigger.trigger == "tokens"
     assert result.plan is not None and result.plan.path == "token"
     status = mm.status()
     hot = read_jsonl(root / "session" / "events.jsonl")
-    from core.tokens import estimate_event_tokens
+    from core.tokens import estimate_event_tokens, estimate_tokens
 
-    assert status.last_prompt_tokens == sum(estimate_event_tokens(e) for e in hot)
+    summary_md = (root / "session" / "summary.md").read_text(encoding="utf-8")
+    assert status.last_prompt_tokens == sum(
+        estimate_event_tokens(e) for e in hot
+    ) + estimate_tokens(summary_md), "reset to the new hot window plus summary.md"
+    assert status.prompt_tokens_source == "estimated"
     again = mm.save()
     assert not again.compacted, "a stale pre-compaction prompt size must not compact again"
     assert_each_once(root, ids)
@@ -120,12 +124,17 @@ def test_token_trigger_then_prompt_reset_prevents_recompaction(root: Path) -> No
     assert entry["cut_meta"]["tokens_before"] > entry["cut_meta"]["kept_tokens_estimate"]
 
 
-def test_new_run_forgets_prompt_size(root: Path) -> None:
+def test_new_run_keeps_prompt_size_and_adds_its_estimate(root: Path) -> None:
     mm = MemoryManager(root, small_config())
     play_turn(mm, 0)
     mm.record_prompt_tokens(3000)
-    mm.begin_run("next task")
-    assert mm.status().last_prompt_tokens is None
+    event = mm.begin_run("next task")
+    status = mm.status()
+    assert status.last_prompt_tokens == 3000
+    from core.tokens import estimate_event_tokens
+
+    assert status.prompt_tokens == 3000 + estimate_event_tokens(event)
+    assert status.prompt_tokens_source == "recorded"
 
 
 def test_split_turn_writes_prefix_summary_to_chunk_and_hot_window(root: Path) -> None:

@@ -343,18 +343,21 @@ def test_append_creates_the_session_when_missing(tmp_path: Path) -> None:
     assert store.read_state().session_id
 
 
-def test_user_input_starts_a_run_and_prompt_tokens_keep_the_largest(tmp_path: Path) -> None:
+def test_user_input_starts_a_run_and_the_latest_prompt_size_wins(tmp_path: Path) -> None:
     store = _store(tmp_path)
-    store.record_prompt_tokens(900, model="m1")
-    store.record_prompt_tokens(400)
+    store.record_prompt_tokens(40000, model="m1")
+    store.record_prompt_tokens(20000)
     state = store.read_state()
-    assert state.last_prompt_tokens == 900 and state.model == "m1"
+    assert state.last_prompt_tokens == 20000 and state.model == "m1"
+    assert state.prompt_tokens_source == "recorded" and state.ever_recorded
     stored = store.append_events([{"type": "user_input", "content": "next turn"}])
     state = SessionStore(tmp_path / "m").read_state()
-    assert state.last_prompt_tokens is None
+    assert state.last_prompt_tokens == 20000, "a new user turn does not forget the size"
     assert state.run_started_at == stored[0]["ts"]
     store.record_prompt_tokens(300)
-    assert store.read_state().last_prompt_tokens == 300
+    state = store.read_state()
+    assert state.last_prompt_tokens == 300
+    assert state.prompt_tokens_after_event_id == stored[0]["id"], "anchored at the last event"
     with pytest.raises(Exception, match="non-negative integer"):
         store.record_prompt_tokens(-1)
 

@@ -104,6 +104,26 @@ def test_budget_gauge_fits_its_width(width: int) -> None:
     assert all(not head.plain[s.start : s.end].startswith(" ") for s in head.spans)
 
 
+@pytest.mark.parametrize("width", [60, 118])
+def test_budget_gauge_draws_the_estimated_part_apart_from_the_recorded(width: int) -> None:
+    recorded_only = BudgetInfo(prompt_tokens=2000, window=4000, reserve=600)
+    mixed = BudgetInfo(prompt_tokens=2000, estimated_tokens=1000, window=4000, reserve=600)
+    all_estimated = BudgetInfo(prompt_tokens=2000, estimated_tokens=2000, window=4000, reserve=600)
+    bar_of = {
+        name: render_budget(info, width).split("\n")
+        for name, info in (("rec", recorded_only), ("mix", mixed), ("est", all_estimated))
+    }
+    rec_bar, mix_bar, est_bar = (bar_of[k][1].plain for k in ("rec", "mix", "est"))
+    assert "▓" not in rec_bar and "█" in rec_bar
+    assert "█" in mix_bar and "▓" in mix_bar
+    assert mix_bar.count("█") + mix_bar.count("▓") == rec_bar.count("█")
+    assert mix_bar.index("█") < mix_bar.index("▓"), "the recorded part first"
+    assert "█" not in est_bar and "▓" in est_bar
+    assert "est." in bar_of["mix"][0].plain and "est." not in bar_of["rec"][0].plain
+    for head, bar in bar_of.values():
+        assert head.cell_len <= width and bar.cell_len <= width
+
+
 def test_cut_meta_in_words_for_the_table_and_in_full_for_the_detail() -> None:
     meta = {
         "first_kept_event_id": "ev_9262a59491024e0c8112",

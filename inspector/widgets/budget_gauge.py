@@ -2,7 +2,8 @@
 pass's verdict, and a sparkline of prompt sizes over recent runs with compactions marked.
 
 Keyboard-free and text-only, so it reads the same in 16 colours or with NO_COLOR: the bar uses
-`█`/`░`, the reserve threshold is `R`, the `compress_at_percent` threshold is `%`, and a
+`█` (recorded by the provider) / `▓` (estimated: appended since, or reset by a pass) / `░`, the
+reserve threshold is `R`, the `compress_at_percent` threshold is `%`, and a
 compaction in the sparkline is `|`.
 """
 
@@ -24,6 +25,9 @@ MIN_BAR = 24
 @dataclass(frozen=True)
 class BudgetInfo:
     prompt_tokens: int | None = None
+    estimated_tokens: int = 0
+    """The part of `prompt_tokens` that is an estimate (events appended after the provider's
+    figure, or the whole figure after a pass); drawn `▓` beside the recorded part's `█`."""
     window: int = 128000
     reserve: int = 16384
     compress_at_percent: float = 80.0
@@ -59,6 +63,11 @@ def render_budget(info: BudgetInfo, width: int) -> Text:
     else:
         head.append((f"{prompt:,}", "bold"))
         head.append((f" / {window:,} ({100 * prompt / window:.1f}%)", ""))
+        estimated = min(prompt, max(0, info.estimated_tokens))
+        if estimated >= prompt:
+            head.append((" est.", "dim"))
+        elif estimated:
+            head.append((f" ▓{estimated:,} est.", "dim"))
     head += [
         ("  R=window−reserve ", "dim"),
         (f"{threshold:,}", ""),
@@ -67,6 +76,10 @@ def render_budget(info: BudgetInfo, width: int) -> Text:
     ]
     if sum(len(t) for t, _ in head) > width:
         head[-4] = ("  R ", "dim")
+    if sum(len(t) for t, _ in head) > width:
+        head[-2] = ("  % ", "dim")
+    if sum(len(t) for t, _ in head) > width:
+        head = [(t.replace(" est.", "e"), style) for t, style in head]
 
     verdict = info.verdict
     spark_cells = min(20, max(6, len(info.history)))
@@ -77,7 +90,9 @@ def render_budget(info: BudgetInfo, width: int) -> Text:
         spark_room = 0  # then the sparkline
     bar_width = max(10, min(60, width - 14 - spark_room - len(verdict)))
     filled = 0 if prompt is None else min(bar_width, round(prompt / window * bar_width))
-    cells = ["█" if i < filled else "░" for i in range(bar_width)]
+    estimated = 0 if prompt is None else min(prompt, max(0, info.estimated_tokens))
+    solid = 0 if prompt is None else min(filled, round((prompt - estimated) / window * bar_width))
+    cells = ["█" if i < solid else "▓" if i < filled else "░" for i in range(bar_width)]
     r_at = min(bar_width - 1, round(threshold / window * bar_width))
     p_at = min(bar_width - 1, round(pct_tokens / window * bar_width))
     cells[r_at] = "R"
@@ -89,6 +104,8 @@ def render_budget(info: BudgetInfo, width: int) -> Text:
             bar.append((ch, "bold yellow"))
         elif ch == "█":
             bar.append((ch, "red" if over else "green"))
+        elif ch == "▓":
+            bar.append((ch, "red" if over else "yellow"))
         else:
             bar.append((ch, "dim"))
     bar += [("] ", "dim"), ("next pass: ", "dim")]
