@@ -1,0 +1,439 @@
+"""Replays each corpus transcript into a fresh memory root and measures what compaction kept.
+
+The replay itself is `core.replay.replay` (the agent's loop: append, let the trigger run a pass,
+model call, record the prompt size). The harness hooks in before every model call (prompt
+size) and after every pass (what summary.md names now), then inspects the files at the end:
+ids across events.jsonl and chunk files, tool pairs, chunk summaries and recall.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from bench.quality import metrics as m
+from core.config import CompactionConfig
+from core.importers import ModelCall, Transcript, load_transcript
+from core.maintenance import PassResult
+from core.manager import MemoryManager
+from core.replay import replay
+from core.tokens import estimate_event_tokens, estimate_tokens
+
+CORPUS_DIR = Path(__file__).resolve().parent / "corpus"
+RECALL_SAMPLE = 150
+"""Identifiers queried per transcript (an even spread over the sorted candidates)."""
+
+
+def settings(window: int, keep_recent: int) -> CompactionConfig:
+    """Realistic settings: reserve a quarter of the window, compress at 80 %, keep a quarter to
+    a third of the window verbatim; every other key at its default."""
+    return CompactionConfig(
+        context_window=window,
+        reserve_tokens=window // 4,
+        compress_at_percent=80.0,
+        keep_recent_tokens=keep_recent,
+    )
+
+
+@dataclass(frozen=True)
+class CorpusEntry:
+    name: str
+    file: str
+    fmt: str
+    config: CompactionConfig
+    quick: bool = False
+
+
+CORPUS: tuple[CorpusEntry, ...] = (
+    CorpusEntry("pi-coding", "pi-coding-session.jsonl", "pi", settings(65536, 20000)),
+    CorpusEntry(
+        "swe-marshmallow",
+        "swe-marshmallow-timedelta.traj.json",
+        "mini-swe-agent",
+        settings(32768, 10000),
+        quick=True,
+    ),
+    CorpusEntry(
+        "swe-sqlfluff",
+        "swe-sqlfluff-nested-fix.traj.json",
+        "mini-swe-agent",
+        settings(32768, 10000),
+    ),
+    CorpusEntry(
+        "swe-pydicom", "swe-pydicom-json-dict.traj.json", "mini-swe-agent", settings(32768, 10000)
+    ),
+    CorpusEntry("device-control", "device-control-android.json", "openai", settings(32768, 10000)),
+    CorpusEntry("cjk-shop", "cjk-shop-session.json", "openai", settings(32768, 10000), quick=True),
+)
+
+
+def with_ids(transcript: Transcript, stem: str) -> tuple[Transcript, list[str]]:
+    """A copy whose every event carries a stable id `<stem>-<n:05d>`, and the ids in order."""
+    ids: list[str] = []
+
+    def tag(events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        out = []
+        for e in events:
+            new = dict(e)
+            new["id"] = f"{stem}-{len(ids):05d}"
+            ids.append(new["id"])
+            out.append(new)
+        return out
+
+    calls = [
+        ModelCall(inputs=tag(c.inputs), outputs=tag(c.outputs), prompt_tokens=c.prompt_tokens)
+        for c in transcript.calls
+    ]
+    trailing = tag(transcript.trailing)
+    return dataclasses.replace(transcript, calls=calls, trailing=trailing), ids
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            out.append(json.loads(line))
+    return out
+
+
+def read_text(path: Path) -> str:
+    return path.read_text(encoding="utf-8") if path.exists() else ""
+
+
+def read_index(session: Path) -> list[dict[str, Any]]:
+    path = session / "chunks" / "index.yaml"
+    if not path.exists():
+        return []
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    chunks = data.get("chunks") or []
+    return [c for c in chunks if isinstance(c, dict)]
+
+
+@dataclass
+class Report:
+    """One transcript's figures (None: nothing to measure, e.g. no request was compacted)."""
+
+    name: str
+    format: str
+    events: int = 0
+    calls: int = 0
+    passes: int = 0
+    compactions: int = 0
+    known_sizes: bool = False
+    events_lost: int = 0
+    events_doubled: int = 0
+    events_unexpected: int = 0
+    tool_pairs_split: int = 0
+    count_triggered_known_sizes: int = 0
+    max_prompt_ratio: float = 0.0
+    requests_named_min: float | None = None
+    requests_named_final: float | None = None
+    requests_compacted: int = 0
+    paths_named_min: float | None = None
+    paths_named_final: float | None = None
+    paths_edited: int = 0
+    identifiers_kept: float | None = None
+    identifiers_total: int = 0
+    summaries: int = 0
+    summaries_over_budget: int = 0
+    max_summary_tokens_seen: int = 0
+    nested_summaries: int = 0
+    summary_md_tokens_max: int = 0
+    recall_queries: int = 0
+    recall_hit1: float | None = None
+    recall_hit5: float | None = None
+    seconds: float = 0.0
+    examples: dict[str, list[str]] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        out = dataclasses.asdict(self)
+        for k, v in out.items():
+            if isinstance(v, float):
+                out[k] = round(v, 4)
+        return out
+
+
+class Tracker:
+    """The hooks replay calls, and the end-of-run inspection."""
+
+    def __init__(self, root: Path, config: CompactionConfig, report: Report) -> None:
+        self.root = root
+        self.session = root / "session"
+        self.config = config
+        self.report = report
+        self.window = config.context_window
+        self.budget = self.window - config.effective_reserve(self.window)
+        self.requests: list[str] = []
+        self.paths: list[str] = []
+        self.seen_chunks: set[str] = set()
+        self.nested: set[str] = set()
+        self.missing_requests: list[str] = []
+        self.missing_paths: list[str] = []
+
+    # -- hooks --
+
+    def before_call(self, _i: int, _call: ModelCall) -> None:
+        hot = sum(estimate_event_tokens(e) for e in read_jsonl(self.session / "events.jsonl"))
+        summary = estimate_tokens(read_text(self.session / "summary.md"))
+        r = (hot + summary) / self.budget
+        self.report.max_prompt_ratio = max(self.report.max_prompt_ratio, r)
+
+    def after_pass(self, result: PassResult) -> None:
+        rep = self.report
+        trig = result.trigger.trigger if result.trigger is not None else None
+        if trig == "count" and rep.known_sizes:
+            rep.count_triggered_known_sizes += 1
+        if not result.compacted:
+            return
+        index = read_index(self.session)
+        for entry in index:
+            cid = str(entry.get("chunk_id"))
+            if cid in self.seen_chunks:
+                continue
+            self.seen_chunks.add(cid)
+            for e in read_jsonl(self.session / "chunks" / f"{cid}.jsonl"):
+                if m.is_request(e):
+                    self.requests.append(m.request_key(e))
+                for p in m.edited_paths(e):
+                    if p not in self.paths:
+                        self.paths.append(p)
+        summary_md = read_text(self.session / "summary.md")
+        rep.summary_md_tokens_max = max(rep.summary_md_tokens_max, estimate_tokens(summary_md))
+        req = m.named_fraction(self.requests, summary_md)
+        if req is not None:
+            rep.requests_named_min = min(req, rep.requests_named_min or 1.0)
+            rep.requests_named_final = req
+            hay = m.collapse(summary_md)
+            self.missing_requests = [k for k in self.requests if m.collapse(k) not in hay]
+        paths = m.named_fraction(self.paths, summary_md)
+        if paths is not None:
+            rep.paths_named_min = min(paths, rep.paths_named_min or 1.0)
+            rep.paths_named_final = paths
+            self.missing_paths = [p for p in self.paths if p not in summary_md]
+        rep.requests_compacted = len(self.requests)
+        rep.paths_edited = len(self.paths)
+        summaries = {str(e.get("chunk_id")): str(e.get("summary") or "") for e in index}
+        labels = set(m.SUMMARY_LABELS) | m.learned_labels(summaries.values())
+        for cid, s in summaries.items():
+            if m.nested_in_chunk_summary(s, labels):
+                self.nested.add(f"chunk {cid}")
+        for line in m.nested_rolling(summary_md, labels):
+            self.nested.add(f"rolling: {line.strip()[:160]}")
+
+    # -- the end --
+
+    def finish(self, mm: MemoryManager, expected_ids: list[str]) -> None:
+        rep = self.report
+        index = read_index(self.session)
+        hot = read_jsonl(self.session / "events.jsonl")
+        chunks = {
+            str(e.get("chunk_id")): read_jsonl(
+                self.session / "chunks" / f"{e.get('chunk_id')}.jsonl"
+            )
+            for e in index
+        }
+        located = [str(e.get("id")) for e in hot if not m.is_synthetic(e)]
+        for evs in chunks.values():
+            located.extend(str(e.get("id")) for e in evs if not m.is_synthetic(e))
+        ids = m.check_ids(expected_ids, located)
+        rep.events_lost = len(ids.lost)
+        rep.events_doubled = len(ids.doubled)
+        rep.events_unexpected = len(ids.unexpected)
+        places: dict[str, list[dict[str, Any]]] = {"hot window": hot}
+        places.update(chunks)
+        split = m.split_tool_pairs(places)
+        rep.tool_pairs_split = len(split)
+        summaries = {str(e.get("chunk_id")): str(e.get("summary") or "") for e in index}
+        rep.summaries = len(summaries)
+        over = m.over_budget(summaries, self.config.summarizer.max_summary_tokens)
+        rep.summaries_over_budget = len(over)
+        rep.max_summary_tokens_seen = max(
+            (estimate_tokens(s) for s in summaries.values()), default=0
+        )
+        rep.nested_summaries = len(self.nested)
+        summary_md = read_text(self.session / "summary.md")
+        said: set[str] = set()
+        for evs in chunks.values():
+            for e in evs:
+                said |= m.said_identifiers(e)
+        rep.identifiers_total = len(said)
+        rep.identifiers_kept = m.kept_fraction(said, summary_md)
+        self.recall(mm, chunks)
+        rep.examples = {
+            "requests_missing": self.missing_requests[:5],
+            "paths_missing": self.missing_paths[:5],
+            "identifiers_missing": sorted(i for i in said if i not in summary_md)[:10],
+            "nested": sorted(self.nested)[:3],
+            "over_budget": over[:5],
+            "lost": ids.lost[:5],
+            "doubled": ids.doubled[:5],
+            "split": split[:5],
+        }
+
+    def recall(self, mm: MemoryManager, chunks: dict[str, list[dict[str, Any]]]) -> None:
+        unique = m.unique_identifiers(chunks)
+        names = sorted(unique)
+        if len(names) > RECALL_SAMPLE:
+            step = len(names) / RECALL_SAMPLE
+            names = [names[int(i * step)] for i in range(RECALL_SAMPLE)]
+        hit1 = hit5 = 0
+        for ident in names:
+            got = [h.chunk_id for h in mm.recall(ident, limit=5).results]
+            hit1 += bool(got) and got[0] == unique[ident]
+            hit5 += unique[ident] in got
+        self.report.recall_queries = len(names)
+        self.report.recall_hit1 = m.ratio(hit1, len(names))
+        self.report.recall_hit5 = m.ratio(hit5, len(names))
+
+
+def run_entry(entry: CorpusEntry, corpus_dir: Path = CORPUS_DIR) -> Report:
+    """Replay one transcript into a fresh temporary memory root and measure it."""
+    start = time.perf_counter()
+    transcript, ids = with_ids(load_transcript(corpus_dir / entry.file, entry.fmt), entry.name)
+    report = Report(name=entry.name, format=entry.fmt)
+    report.known_sizes = any(c.prompt_tokens is not None for c in transcript.calls)
+    tmp = Path(tempfile.mkdtemp(prefix="quality-"))
+    try:
+        root = tmp / "memory"
+        mm = MemoryManager(root, entry.config)
+        try:
+            tracker = Tracker(root, entry.config, report)
+            stats = replay(
+                transcript, mm, before_call=tracker.before_call, after_pass=tracker.after_pass
+            )
+            report.events = stats.events_appended
+            report.calls = stats.calls
+            report.passes = stats.passes
+            report.compactions = stats.compactions
+            tracker.finish(mm, ids)
+        finally:
+            mm.close()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    report.seconds = round(time.perf_counter() - start, 2)
+    return report
+
+
+def overall(reports: Sequence[Report]) -> dict[str, Any]:
+    """Counts add up; the prompt ratio is the largest; `_min` figures the smallest; fractions
+    are pooled (weighted by what each transcript had to name)."""
+
+    def pooled(value: str, weight: str) -> float | None:
+        num = sum(
+            (getattr(r, value) or 0.0) * getattr(r, weight)
+            for r in reports
+            if getattr(r, value) is not None
+        )
+        den = sum(getattr(r, weight) for r in reports if getattr(r, value) is not None)
+        return round(num / den, 4) if den else None
+
+    def smallest(value: str) -> float | None:
+        vals = [getattr(r, value) for r in reports if getattr(r, value) is not None]
+        return round(min(vals), 4) if vals else None
+
+    return {
+        "transcripts": len(reports),
+        "events": sum(r.events for r in reports),
+        "calls": sum(r.calls for r in reports),
+        "passes": sum(r.passes for r in reports),
+        "compactions": sum(r.compactions for r in reports),
+        "events_lost": sum(r.events_lost for r in reports),
+        "events_doubled": sum(r.events_doubled for r in reports),
+        "events_unexpected": sum(r.events_unexpected for r in reports),
+        "tool_pairs_split": sum(r.tool_pairs_split for r in reports),
+        "count_triggered_known_sizes": sum(r.count_triggered_known_sizes for r in reports),
+        "max_prompt_ratio": round(max((r.max_prompt_ratio for r in reports), default=0.0), 4),
+        "requests_named_min": smallest("requests_named_min"),
+        "requests_named_final": pooled("requests_named_final", "requests_compacted"),
+        "paths_named_min": smallest("paths_named_min"),
+        "paths_named_final": pooled("paths_named_final", "paths_edited"),
+        "identifiers_kept": pooled("identifiers_kept", "identifiers_total"),
+        "summaries": sum(r.summaries for r in reports),
+        "summaries_over_budget": sum(r.summaries_over_budget for r in reports),
+        "max_summary_tokens_seen": max((r.max_summary_tokens_seen for r in reports), default=0),
+        "nested_summaries": sum(r.nested_summaries for r in reports),
+        "summary_md_tokens_max": max((r.summary_md_tokens_max for r in reports), default=0),
+        "recall_queries": sum(r.recall_queries for r in reports),
+        "recall_hit1": pooled("recall_hit1", "recall_queries"),
+        "recall_hit5": pooled("recall_hit5", "recall_queries"),
+        "seconds": round(sum(r.seconds for r in reports), 1),
+    }
+
+
+@dataclass(frozen=True)
+class Target:
+    key: str
+    op: str  # "==", "<=", ">="
+    value: float
+    text: str
+
+    def met(self, got: float | None) -> bool | None:
+        if got is None:
+            return None
+        if self.op == "==":
+            return got == self.value
+        if self.op == "<=":
+            return got <= self.value
+        return got >= self.value
+
+
+TARGETS: tuple[Target, ...] = (
+    Target("events_lost", "==", 0, "0"),
+    Target("events_doubled", "==", 0, "0"),
+    Target("tool_pairs_split", "==", 0, "0"),
+    Target("count_triggered_known_sizes", "==", 0, "0"),
+    Target("max_prompt_ratio", "<=", 1.02, "≤ 1.02"),
+    Target("requests_named_min", ">=", 0.95, "≥ 95 %"),
+    Target("requests_named_final", ">=", 0.95, "≥ 95 %"),
+    Target("paths_named_min", ">=", 0.95, "≥ 95 %"),
+    Target("paths_named_final", ">=", 0.95, "≥ 95 %"),
+    Target("identifiers_kept", ">=", 0.50, "≥ 50 %"),
+    Target("summaries_over_budget", "==", 0, "0"),
+    Target("nested_summaries", "==", 0, "0"),
+    Target("recall_hit1", ">=", 0.95, "≥ 0.95"),
+    Target("recall_hit5", ">=", 0.99, "≥ 0.99"),
+)
+
+
+def run(
+    entries: Sequence[CorpusEntry],
+    corpus_dir: Path = CORPUS_DIR,
+    log: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Every entry, then the overall figures and each target's verdict."""
+    reports = []
+    for entry in entries:
+        if log is not None:
+            log(f"quality: {entry.name} …")
+        reports.append(run_entry(entry, corpus_dir))
+    total = overall(reports)
+    return {
+        "transcripts": {r.name: r.to_json() for r in reports},
+        "overall": total,
+        "targets": {
+            t.key: {"target": t.text, "value": total.get(t.key), "met": t.met(total.get(t.key))}
+            for t in TARGETS
+        },
+        "settings": {
+            e.name: {
+                "file": e.file,
+                "format": e.fmt,
+                "context_window": e.config.context_window,
+                "reserve_tokens": e.config.reserve_tokens,
+                "compress_at_percent": e.config.compress_at_percent,
+                "keep_recent_tokens": e.config.keep_recent_tokens,
+            }
+            for e in entries
+        },
+    }
