@@ -1,0 +1,195 @@
+"""Replay (core/replay.py): an imported transcript played into a memory root as its agent ran."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.config import load_config
+from core.importers import ModelCall, Transcript, load_transcript
+from core.maintenance import PassResult
+from core.manager import MemoryManager
+from core.replay import import_transcript, prompt_estimate, replay
+from tests.cli_util import write_config
+from tests.memory_invariants import assert_each_once, indexed_chunk_ids, read_jsonl
+
+DATA = Path(__file__).parent / "data" / "transcripts"
+SAMPLES = {
+    # format: (file, a window small enough that the sample's own sizes make passes happen)
+    "pi": ("pi_session.jsonl", 4000),
+    "openai": ("openai_chat.json", 1400),
+    "mini-swe-agent": ("mini_swe_agent.traj.json", 1800),
+}
+
+
+def manager(tmp_path: Path, window: int = 128000) -> MemoryManager:
+    cfg_path = write_config(
+        tmp_path / "extraction.yaml",
+        context_window=window,
+        reserve_tokens=window // 10,
+        keep_recent_tokens=window // 8,
+        hot_window_events=6,
+        count_compress_after_events=10,
+        summary_max_chunks=3,
+    )
+    root = tmp_path / "memory"
+    return MemoryManager(root, load_config(cfg_path, root).config)
+
+
+def spy_appends(mm: MemoryManager) -> list[str]:
+    """Ids the store assigned to every appended event, in order."""
+    ids: list[str] = []
+    original = mm.append_many
+
+    def append_many(events: Any, *, where: str = "event") -> list[dict[str, Any]]:
+        stored = original(events, where=where)
+        ids.extend(e["id"] for e in stored)
+        return stored
+
+    mm.append_many = append_many  # type: ignore[method-assign]
+    return ids
+
+
+def spy_records(mm: MemoryManager) -> list[int]:
+    recorded: list[int] = []
+    original = mm.record_prompt_tokens
+
+    def record(n: int, model: str | None = None) -> None:
+        recorded.append(n)
+        original(n, model)
+
+    mm.record_prompt_tokens = record  # type: ignore[method-assign]
+    return recorded
+
+
+def assert_no_tool_pair_split(session: Path) -> None:
+    """Every tool_result sits in the same file (chunk or hot window) as its tool_call."""
+    files = [session / "chunks" / f"{c}.jsonl" for c in indexed_chunk_ids(session)]
+    files.append(session / "events.jsonl")
+    for path in files:
+        events = read_jsonl(path)
+        calls = {e.get("tool_call_id") for e in events if e.get("type") == "tool_call"}
+        for e in events:
+            if e.get("type") == "tool_result":
+                assert e["tool_call_id"] in calls, f"{path.name}: result split from its call"
+
+
+@pytest.mark.parametrize("fmt", list(SAMPLES))
+def test_replay_with_a_small_window_compacts_and_loses_nothing(tmp_path: Path, fmt: str) -> None:
+    name, window = SAMPLES[fmt]
+    transcript = load_transcript(DATA / name, fmt)
+    mm = manager(tmp_path, window)
+    ids = spy_appends(mm)
+    passes: list[PassResult] = []
+
+    def after_pass(result: PassResult) -> None:
+        passes.append(result)
+        assert_no_tool_pair_split(mm.paths.session)
+
+    stats = replay(transcript, mm, after_pass=after_pass)
+
+    assert stats.calls == len(transcript.calls)
+    assert stats.events_appended == transcript.event_count == len(ids)
+    assert stats.compactions >= 2, stats
+    assert stats.passes == len(passes) == stats.token_triggered + stats.count_triggered
+    assert stats.count_triggered == 0, "sizes are known in every sample: never by count"
+    assert stats.prompt_sizes_recorded == sum(c.prompt_tokens is not None for c in transcript.calls)
+    assert_each_once(mm.memory_dir, ids)
+    assert_no_tool_pair_split(mm.paths.session)
+    # events keep their transcript order across chunks and the hot window (whose first
+    # event is the pinned root, the session's first request)
+    hot = read_jsonl(mm.paths.events)
+    assert hot[0]["type"] == "user_input"
+    stored: list[dict[str, Any]] = hot[:1]
+    for chunk in indexed_chunk_ids(mm.paths.session):
+        stored += read_jsonl(mm.paths.session / "chunks" / f"{chunk}.jsonl")
+    stored += hot[1:]
+    lines = [e["meta"]["source"]["line"] for e in stored if "source" in e.get("meta", {})]
+    assert lines == [e["meta"]["source"]["line"] for e in transcript.events()]
+
+
+def test_before_call_sees_the_inputs_and_not_yet_the_outputs(tmp_path: Path) -> None:
+    transcript = load_transcript(DATA / "pi_session.jsonl", "pi")
+    mm = manager(tmp_path)
+    seen: list[int] = []
+
+    def before_call(i: int, call: ModelCall) -> None:
+        seen.append(i)
+        hot = read_jsonl(mm.paths.events)
+        lines = [e["meta"]["source"]["line"] for e in hot]
+        for event in call.inputs:
+            assert event["meta"]["source"]["line"] in lines
+        for event in call.outputs:
+            assert event["meta"]["source"]["line"] not in lines
+
+    replay(transcript, mm, before_call=before_call)
+    assert seen == list(range(len(transcript.calls)))
+
+
+def test_recorded_size_is_the_providers_before_compaction_and_ours_after(tmp_path: Path) -> None:
+    transcript = load_transcript(DATA / "pi_session.jsonl", "pi")
+    figures = [c.prompt_tokens for c in transcript.calls]
+    # no passes: every recorded size is the provider's figure exactly
+    mm = manager(tmp_path / "big")
+    recorded = spy_records(mm)
+    replay(transcript, mm)
+    assert recorded == figures
+    assert mm.status().last_prompt_tokens == figures[-1]
+
+    # with passes: the provider's figure until the first compaction, then smaller (our
+    # prompt is summary.md + hot window, plus the same overhead the provider counted)
+    mm = manager(tmp_path / "small", 4000)
+    recorded = spy_records(mm)
+    first_compaction: list[int] = []
+    calls_done: list[int] = []
+    replay(
+        transcript,
+        mm,
+        before_call=lambda i, _: calls_done.append(i),
+        after_pass=lambda r: first_compaction.append(len(calls_done)) if r.compacted else None,
+    )
+    k = first_compaction[0]
+    assert recorded[:k] == figures[:k]
+    assert all(r < f for r, f in zip(recorded[k:], figures[k:], strict=True))
+
+
+def test_prompt_estimate_is_summary_plus_hot_window(tmp_path: Path) -> None:
+    transcript = load_transcript(DATA / "mini_swe_agent.traj.json", "mini-swe-agent")
+    mm = manager(tmp_path, 1800)
+    replay(transcript, mm)
+    status = mm.status()
+    summary = mm.paths.summary.read_text(encoding="utf-8")
+    from core.tokens import estimate_tokens
+
+    assert status.has_compressed_history
+    assert prompt_estimate(mm) == status.hot_tokens + estimate_tokens(summary)
+
+
+def test_plain_import_appends_in_order_without_passes(tmp_path: Path) -> None:
+    transcript = load_transcript(DATA / "openai_chat.json", "openai")
+    mm = manager(tmp_path, 1400)  # small enough that a replay would compact
+    ids = spy_appends(mm)
+    stats = import_transcript(transcript, mm)
+    assert (stats.passes, stats.compactions, stats.prompt_sizes_recorded) == (0, 0, 1)
+    hot = read_jsonl(mm.paths.events)
+    assert [e["id"] for e in hot] == ids
+    assert [e["content"] for e in hot] == [e["content"] for e in transcript.events()]
+    assert not mm.has_compressed_history()
+    # the last figure is recorded after the events before its call: what followed is added
+    status = mm.status()
+    assert status.last_prompt_tokens == transcript.last_prompt_tokens
+    assert status.should_compress  # 1,240 + the final answer, in a 1,400 window
+
+
+def test_trailing_events_get_a_last_pass(tmp_path: Path) -> None:
+    calls = [ModelCall([{"type": "user_input", "role": "user", "content": "x" * 400}], [], 90)]
+    trailing = [
+        {"type": "assistant_output", "role": "assistant", "content": "y" * 400},
+        {"type": "user_input", "role": "user", "content": "z" * 4000},
+    ]
+    mm = manager(tmp_path, 1000)
+    stats = replay(Transcript("openai", "t", calls, trailing), mm)
+    assert stats.events_appended == 3
+    assert stats.passes == 1 and stats.token_triggered == 1
