@@ -336,7 +336,8 @@ class _Lines:
 def _json_error(source: str, exc: ValueError | RecursionError, line: int | None = None) -> str:
     if isinstance(exc, json.JSONDecodeError):
         where = exc.lineno if line is None else line
-        return f"{source}:{where}: not valid JSON ({exc.msg} at column {exc.colno})"
+        msg = exc.msg.removesuffix(" at")  # "Unterminated string starting at"
+        return f"{source}:{where}: not valid JSON ({msg} at column {exc.colno})"
     reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
     return f"{source}:{line or 1}: not valid JSON ({reason})"
 
