@@ -60,7 +60,7 @@ class PromptMeter:
 
     def prompt_tokens(self) -> int:
         jitter = self.rng.uniform(-0.004, 0.004)
-        return int(math.floor((self.overhead + self.conversation) * (1.0 + jitter)))
+        return math.floor((self.overhead + self.conversation) * (1.0 + jitter))
 
 
 def pick(rng: random.Random, items: list[str] | tuple[str, ...]) -> str:

@@ -12,9 +12,10 @@ assistant message):
 from __future__ import annotations
 
 import base64
+import itertools
 import json
-import re
 import random
+import re
 from typing import Any
 
 from bench.quality.corpus_common import Clock, PromptMeter, pick
@@ -306,7 +307,7 @@ def device_session(seed: int = 777) -> str:
             ],
         )
         w.step(None, [("screenshot", {}, screenshot(rng, first))])
-        for prev, nxt in zip(path, path[1:], strict=False):
+        for prev, nxt in itertools.pairwise(path):
             label = next(
                 (lab for lab in SCREENS[prev] if nxt.split("_")[0].lower() in lab.lower()),
                 SCREENS[prev][rng.randrange(len(SCREENS[prev]))],
@@ -508,7 +509,9 @@ def cjk_code(path: str, symbols: list[str], rng: random.Random) -> str:
         else:
             out.append(f"def {sym}(order, user, *, now=None):")
             out.append(
-                f'    """{pick(rng, ["计算订单总价（单位：分）", "取消订单并退款", "校验优惠券"])}。"""'
+                '    """'
+                + pick(rng, ["计算订单总价（单位：分）", "取消订单并退款", "校验优惠券"])
+                + '。"""'
             )
             for _ in range(rng.randint(24, 44)):
                 out.append(
@@ -583,7 +586,8 @@ def cjk_session(seed: int = 1688) -> str:
                 (
                     "run_command",
                     {"command": f"pytest {test} -q"},
-                    f"F..\nFAILED {test}::test_{sym.lower()} - AssertionError: 期望 243.00，实际 240.30\n"
+                    f"F..\nFAILED {test}::test_{sym.lower()} - "
+                    "AssertionError: 期望 243.00，实际 240.30\n"
                     f"1 failed, {rng.randint(5, 30)} passed",
                 )
             ],
@@ -612,7 +616,8 @@ def cjk_session(seed: int = 1688) -> str:
                 (
                     "run_command",
                     {"command": f"pytest {test} -q"},
-                    f"{'.' * rng.randint(6, 30)}\n{rng.randint(6, 30)} passed in 0.{rng.randint(10, 99)}s",
+                    f"{'.' * rng.randint(6, 30)}\n{rng.randint(6, 30)} passed in "
+                    f"0.{rng.randint(10, 99)}s",
                 )
             ],
         )

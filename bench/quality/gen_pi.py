@@ -174,7 +174,8 @@ TOPICS: list[Topic] = [
             (
                 "start",
                 "Sessions written by the nightly build have version 4 headers and we refuse "
-                "to load them. Make migrateToCurrentVersion tolerate newer versions with a warning.",
+                "to load them. Make migrateToCurrentVersion tolerate newer versions with a "
+                "warning.",
             ),
             ("fix", "session-manager.test.ts has two failures after your change, please look."),
             (

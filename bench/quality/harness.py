@@ -26,6 +26,7 @@ from core.importers import ModelCall, Transcript, load_transcript
 from core.maintenance import PassResult
 from core.manager import MemoryManager
 from core.replay import replay
+from core.summarizer import Summarizer
 from core.tokens import estimate_event_tokens, estimate_tokens
 
 CORPUS_DIR = Path(__file__).resolve().parent / "corpus"
@@ -55,6 +56,9 @@ class CorpusEntry:
 
 CORPUS: tuple[CorpusEntry, ...] = (
     CorpusEntry("pi-coding", "pi-coding-session.jsonl", "pi", settings(65536, 20000)),
+    # The same session in a 32k window: twice the passes, so older chunks fold into the
+    # Rolling Summary and the "after every pass" checks see it.
+    CorpusEntry("pi-coding-32k", "pi-coding-session.jsonl", "pi", settings(32768, 10000)),
     CorpusEntry(
         "swe-marshmallow",
         "swe-marshmallow-timedelta.traj.json",
@@ -297,8 +301,11 @@ class Tracker:
         self.report.recall_hit5 = m.ratio(hit5, len(names))
 
 
-def run_entry(entry: CorpusEntry, corpus_dir: Path = CORPUS_DIR) -> Report:
-    """Replay one transcript into a fresh temporary memory root and measure it."""
+def run_entry(
+    entry: CorpusEntry, corpus_dir: Path = CORPUS_DIR, *, summarizer: Summarizer | None = None
+) -> Report:
+    """Replay one transcript into a fresh temporary memory root and measure it (with the
+    configured summarizer unless one is given: the tests pass a bad one to see figures drop)."""
     start = time.perf_counter()
     transcript, ids = with_ids(load_transcript(corpus_dir / entry.file, entry.fmt), entry.name)
     report = Report(name=entry.name, format=entry.fmt)
@@ -306,7 +313,7 @@ def run_entry(entry: CorpusEntry, corpus_dir: Path = CORPUS_DIR) -> Report:
     tmp = Path(tempfile.mkdtemp(prefix="quality-"))
     try:
         root = tmp / "memory"
-        mm = MemoryManager(root, entry.config)
+        mm = MemoryManager(root, entry.config, summarizer=summarizer)
         try:
             tracker = Tracker(root, entry.config, report)
             stats = replay(

@@ -109,9 +109,9 @@ def shell_edited_paths(command: str) -> list[str]:
             words = segment.split()
         if not words:
             continue
-        if words[0] == "sed" and any(w.startswith("-i") or w == "--in-place" for w in words):
-            if _fileish(words[-1]):
-                out.append(words[-1])
+        in_place = any(w.startswith("-i") or w == "--in-place" for w in words)
+        if words[0] == "sed" and in_place and _fileish(words[-1]):
+            out.append(words[-1])
         if words[0] == "tee":
             out.extend(w for w in words[1:] if not w.startswith("-") and _fileish(w))
         for i, w in enumerate(words):
@@ -164,7 +164,8 @@ def identifiers(text: str) -> set[str]:
     out: set[str] = set()
     for m in _IDENT_RE.finditer(text):
         tok = m.group(0).rstrip(".,:;")
-        if len(tok) < 4 or _HASHLIKE.match(tok) or not re.search(r"[A-Za-z]", tok):
+        wordless = not re.search(r"[A-Za-z]", tok) and not tok.startswith("#")
+        if len(tok) < 4 or _HASHLIKE.match(tok) or wordless:
             continue
         out.add(tok)
     return out
@@ -291,7 +292,7 @@ def nested_line(line: str, labels: Iterable[str]) -> bool:
             if i < 0:
                 break
             after = body[i + len(label) :].lstrip()
-            if after.startswith("- ") or after == "" and i > 0:
+            if after.startswith("- ") or (after == "" and i > 0):
                 return True
             start = i + 1
     return False
