@@ -3,6 +3,8 @@ and that hostile text is shown literally without ever running an action."""
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 import shutil
 from pathlib import Path
 from typing import Any, ClassVar
@@ -13,7 +15,6 @@ from textual.binding import BindingType
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import DataTable, Input, Select, Static, TextArea
-from textual.widgets._markdown import MarkdownBlock
 from textual.widgets.data_table import ColumnKey
 
 from core.atomic import atomic_write_text
@@ -29,7 +30,7 @@ from core.events import make_event, new_event_id
 from core.manager import ArchiveInfo, MemoryManager
 from core.prompt import estimate_message_tokens
 from core.recall import RecallHit, RecallResult
-from core.summaries import render_summary
+from core.summaries import render_summary, summary_md_bound
 from inspector.screens import AppendEventScreen, ConfirmScreen, FocusPromptScreen
 from inspector.stylesheets import STYLESHEETS
 from inspector.widgets.archive_view import ArchiveView
@@ -37,6 +38,7 @@ from inspector.widgets.chunks_view import ChunksView
 from inspector.widgets.prompt_view import PromptView
 from inspector.widgets.recall_view import RecallView
 from inspector.widgets.summary_view import SummaryView
+from inspector.widgets.text_document import TextDocument
 
 HOSTILE = [
     "[@click=app.quit]x[/]",
@@ -489,44 +491,85 @@ async def test_chunks_view_empty() -> None:
 # --- SummaryView ---------------------------------------------------------------------------
 
 
-def markdown_text(view: SummaryView, md_id: str) -> str:
-    return "\n".join(str(b.render()) for b in view.query_one(md_id).query(MarkdownBlock))
+async def shown(app: App[Any], pilot: Any) -> None:
+    """Wait for the workers (reads, styling, wrapping) and the messages they post."""
+    for _ in range(3):
+        await settle(app, pilot)
 
 
-async def test_summary_view_reload_renders_markdown_and_line_count(
-    memory: MemoryManager,
-) -> None:
+async def test_summary_view_reload_renders_and_counts(memory: MemoryManager) -> None:
     view = SummaryView()
     view.manager = memory
     app = ViewHost(view)
     async with app.run_test(size=(80, 24)) as pilot:
         view.reload()
-        await settle(app, pilot)
-        await pilot.pause()
-        rendered = markdown_text(view, "#summary-md")
+        await shown(app, pilot)
+        rendered = view.shown_text()
         assert "Rolling Summary" in rendered and "Recent Chunks" in rendered
-        assert "chunk_0002" in rendered
+        assert "chunk_0002" in rendered and "**chunk_0002**" not in rendered
         status = static_text(view.query_one("#summary-status", Static))
         assert view.rolling_line_count == 1
         assert "1 / 5 lines" in status and "Recent Chunks 1" in status
+        # Size against the bound stated in docs (core.summaries.summary_md_bound).
+        bound = summary_md_bound(memory.config)
+        assert f"/ {bound:,} bound" in status
         assert "[@click=app.quit]x[/]" in rendered
         assert "\x1b" not in rendered
-        # Archive, raw: keys switch what is shown.
-        view.query_one("#summary-rendered").focus()
+        # Archive, raw: keys switch what is shown, focus stays in the view.
+        view.query_one("#summary-doc").focus()
         await pilot.press("A")
+        await shown(app, pilot)
         assert view.file == "archive"
-        assert "chunk_0001" in markdown_text(view, "#archive-md")
+        assert "chunk_0001" in view.shown_text()
+        assert "summary_archive.md" in static_text(view.query_one("#summary-status", Static))
         await pilot.press("v")
+        await shown(app, pilot)
         assert view.raw
-        assert app.focused is view.query_one("#archive-raw")
-        raw = view.query_one("#summary-raw", TextArea).text
-        assert "- **chunk_0002**" in raw and "␛[31mred" in raw and "\x1b" not in raw
-        assert "summary_archive.md (raw)" in static_text(view.query_one("#summary-status", Static))
-        # The keys still work from inside the read-only raw text.
         await pilot.press("A")
-        assert view.file == "summary" and app.focused is view.query_one("#summary-raw")
+        await shown(app, pilot)
+        raw = view.shown_text()
+        assert "- **chunk_0002**" in raw and "␛[31mred" in raw and "\x1b" not in raw
+        assert "summary.md (raw)" in static_text(view.query_one("#summary-status", Static))
+        assert app.focused is view.query_one("#summary-doc")
         await pilot.press("v")
-        assert not view.raw and app.focused is view.query_one("#summary-rendered")
+        await shown(app, pilot)
+        assert not view.raw and "**chunk_0002**" not in view.shown_text()
+
+
+async def test_summary_view_unchanged_text_is_not_rendered_again() -> None:
+    md = "# Session History (compressed chunks)\n\n## Rolling Summary\n\n## Recent Chunks\n"
+    view = SummaryView()
+    app = ViewHost(view)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await view.set_data(md, None, 5)
+        await pilot.pause()
+        assert view.renders == 1
+        await view.set_data(md, None, 5)
+        await view.set_data(md, None, 5)
+        await pilot.pause()
+        assert view.renders == 1
+        await view.set_data(md + "\n- **chunk_0001**\n  new\n", None, 5)
+        await pilot.pause()
+        assert view.renders == 2 and "chunk_0001" in view.shown_text()
+
+
+async def test_summary_view_marks_the_split_turn_part() -> None:
+    md = (
+        "# Session History (compressed chunks)\n\n## Rolling Summary\n\n## Recent Chunks\n\n"
+        "- **chunk_0003**\n  history: asked about logs\n\n  ---\n\n"
+        "  Turn Context (split turn):\n  prefix: started grepping\n"
+    )
+    view = SummaryView()
+    app = ViewHost(view)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await view.set_data(md, None, 5)
+        await pilot.pause()
+        lines = view.shown_text().split("\n")
+        assert any("✂ split turn: turn context" in line for line in lines)
+        assert not any("Turn Context (split turn):" in line for line in lines)
+        assert any(line.strip() == "│ prefix: started grepping" for line in lines)
+        # At most one blank line in a row: no screen of empty rules.
+        assert "\n\n\n" not in view.shown_text()
 
 
 async def test_summary_view_links_never_run_anything() -> None:
@@ -542,14 +585,14 @@ async def test_summary_view_links_never_run_anything() -> None:
     async with app.run_test(size=(80, 24)) as pilot:
         await view.set_data(hostile_md, None, 100)
         await pilot.pause()
-        blocks = list(view.query_one("#summary-md").query(MarkdownBlock))
-        paragraph = next(b for b in blocks if "a link" in str(b.render()))
-        for x in range(0, 60, 2):
-            await pilot.click(paragraph, offset=(x, 0))
+        doc = view.query_one("#summary-doc")
+        for y in range(6):
+            for x in range(0, 60, 4):
+                await pilot.click(doc, offset=(x, y))
         await pilot.pause()
         assert app.sentinel_calls == 0 and app.is_running and opened == []
-        assert any("not followed" in str(n.message) for n in app._notifications)
-        assert "[@click=app.sentinel]x[/]" in str(paragraph.render())
+        assert "[@click=app.sentinel]x[/]" in view.shown_text()
+        assert "[a link](app.sentinel)" in view.shown_text()
 
 
 async def test_summary_view_keeps_each_line_of_a_chunk_summary() -> None:
@@ -564,14 +607,13 @@ async def test_summary_view_keeps_each_line_of_a_chunk_summary() -> None:
     async with app.run_test(size=(80, 24)) as pilot:
         await view.set_data(md, None, 100)
         await pilot.pause()
-        rendered = markdown_text(view, "#summary-md")
-        lines = [line.strip(" •▪") for line in rendered.split("\n")]
+        lines = [line.strip(" •▪") for line in view.shown_text().split("\n")]
         for line in (
             "old line one",
             "old line two",
             "chunk_0007",
             "Goal:",
-            "tidy storage",
+            "- tidy storage",
             "Progress:",
             "Done and verified.",
             "Key Decisions: keep photos",
@@ -599,21 +641,22 @@ async def test_summary_view_hand_edited_files_render(text: str) -> None:
         assert "summary.md" in status
         if not text.strip():
             assert "empty" in status
-            assert "summary.md is empty" in markdown_text(view, "#summary-md")
+            assert "summary.md is empty" in view.shown_text()
         else:
             assert "⚠" in status  # parse_summary_md's problems are listed
+            assert "\x1b" not in view.shown_text() and "\u202e" not in view.shown_text()
         await pilot.press("tab", "v")
-        await pilot.pause()
+        await shown(app, pilot)
         assert app.is_running and app.sentinel_calls == 0
 
 
-async def test_summary_view_missing_file_and_over_cap() -> None:
+async def test_summary_view_missing_files_and_over_cap() -> None:
     view = SummaryView()
     app = ViewHost(view)
     async with app.run_test(size=(80, 24)) as pilot:
         await view.set_data(None, None, 100)
         assert view.rolling_line_count is None
-        assert "No summary.md yet" in markdown_text(view, "#summary-md")
+        assert "No summary.md yet" in view.shown_text()
         lines = "\n".join(f"line {i}" for i in range(7))
         md = (
             "# Session History (compressed chunks)\n\n## Rolling Summary\n\n"
@@ -623,6 +666,41 @@ async def test_summary_view_missing_file_and_over_cap() -> None:
         await pilot.pause()
         assert view.rolling_line_count == 7
         assert "7 / 5 lines" in static_text(view.query_one("#summary-status", Static))
+        # No archive: said so, and the status shows no figures of summary.md.
+        view.action_toggle_file()
+        await shown(app, pilot)
+        status = static_text(view.query_one("#summary-status", Static))
+        assert "no archive yet" in status and "7 / 5" not in status
+        assert "No archive yet" in view.shown_text()
+
+
+async def test_summary_view_one_megabyte_keeps_the_loop_responsive() -> None:
+    """A 1 MB summary.md is styled and wrapped off the event loop: while it is prepared the
+    loop keeps serving timers, and only the rows on screen are drawn."""
+    entry = (
+        "- **chunk_{0:04d}**\n" + "  Progress: edited src/module_{0}.py and ran pytest -q\n" * 12
+    )
+    md = "# Session History (compressed chunks)\n\n## Rolling Summary\n\n## Recent Chunks\n\n"
+    i = 0
+    while len(md) < 1_000_000:
+        md += entry.format(i) + "\n"
+        i += 1
+    view = SummaryView()
+    app = ViewHost(view)
+    async with app.run_test(size=(80, 24)) as pilot:
+        ticks: list[float] = []
+        loop = asyncio.get_running_loop()
+        timer = app.set_interval(0.01, lambda: ticks.append(loop.time()))
+        start = loop.time()
+        await view.set_data(md, None, 5)
+        took = loop.time() - start
+        timer.stop()
+        gaps = [b - a for a, b in itertools.pairwise(ticks)]
+        assert view.query_one("#summary-doc", TextDocument).rows > 20_000
+        assert gaps and max(gaps) < max(0.25, took / 2), (max(gaps), took)
+        await pilot.press("end")
+        await pilot.pause()
+        assert "chunk_" in view.shown_text()
 
 
 # --- PromptView ----------------------------------------------------------------------------

@@ -1,133 +1,277 @@
-"""SummaryView: summary.md rendered as Markdown (Rolling Summary and Recent Chunks), the Rolling
-Summary's line count against its cap, summary_archive.md, and a raw view.
+"""SummaryView: summary.md (Rolling Summary and Recent Chunks, split-turn parts marked), its size
+against its bound and the Rolling Summary's line count against its cap, summary_archive.md, and
+a raw view.
 
 Public API (for the app):
 
     view = SummaryView(id="summary")
     view.manager: MemoryManager | None      # set by the app; used by reload() only
     view.set_data(summary_md: str | None, archive_md: str | None,
-                  max_rolling_lines: int, error: str | None = None) -> AwaitComplete
+                  max_rolling_lines: int, error: str | None = None,
+                  *, bound_tokens: int | None = None) -> AwaitComplete
         # Plain data in (None: the file does not exist). Returns an optionally awaitable
-        # object: await it to know the Markdown has been mounted. `error` (e.g. a read
-        # failure) is shown in the status line.
+        # object: await it to know the text is on screen. Unchanged data costs nothing.
     view.reload() -> None
-        # Convenience: reads manager.paths.summary / .summary_archive in a thread worker, cap
-        # from manager.config.max_rolling_summary_lines, then set_data.
-    view.raw: bool                           # raw (plain text) instead of rendered Markdown
+        # Reads manager.paths.summary / .summary_archive in a thread worker (only posts when a
+        # file changed), cap and bound from manager.config, then set_data.
+    view.raw: bool                           # raw (plain text) instead of the styled view
     view.file: Literal["summary", "archive"] # which file is shown
     view.action_toggle_raw(), view.action_toggle_file()
     view.rolling_line_count -> int | None    # from core.summaries.parse_summary_md
+    view.shown_text() -> str                 # the text on screen (plain), for tests
 
-Keys (when focus is inside the view): v toggles rendered/raw, A (shift+a; plain a is the
-app's append) toggles summary.md / summary_archive.md. Binding ids: "summary.raw",
-"summary.file".
+Nothing here blocks the event loop (issue 13: a Markdown widget per block froze the app for
+seconds): parsing, styling and word-wrapping run in a thread worker, and the text is drawn by
+`TextDocument`, which renders only the rows on screen. Posts `SummaryView.Shown` when a new text
+is on screen.
 
-Hostile Markdown: links are never followed (no URL opened, no action run; a notification
-says so); control characters are made visible before parsing; hand-edited nonsense and an
-empty file render without error; what parse_summary_md finds odd is listed in the status line.
-Large files are cut (RENDER_LIMIT / RAW_LIMIT characters) with a note.
+Keys (when focus is inside the view): v toggles styled/raw, A (shift+a; plain a is the app's
+append) toggles summary.md / summary_archive.md. Binding ids: "summary.raw", "summary.file".
+
+Hostile text: the styled view is built here from the file's lines (no Markdown engine, no
+links, no markup); control characters are made visible; hand-edited nonsense and an empty file
+render without error; what parse_summary_md finds odd is listed in the status line. Very large
+files are cut at RAW_LIMIT characters with a note.
 Styles: inspector/styles/widgets/summary_view.tcss.
 """
 
 from __future__ import annotations
 
+import asyncio
+import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Literal
 
-from markdown_it import MarkdownIt
-from markdown_it.rules_core import StateCore
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.await_complete import AwaitComplete
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Vertical
 from textual.message import Message
-from textual.widgets import ContentSwitcher, Markdown, Static, TextArea
+from textual.widgets import Static
 from textual.worker import get_current_worker
 
-from core.summaries import parse_summary_md
+from core.summaries import parse_summary_md, summary_md_bound
+from core.tokens import estimate_tokens
 from inspector.safe_text import safe_text, trail_blanks, visible
+from inspector.widgets.text_document import DocLine, Row, TextDocument, plain_of, prepare
 
 if TYPE_CHECKING:
     from core.manager import MemoryManager
 
-RENDER_LIMIT = 200_000
-RAW_LIMIT = 1_000_000
+RAW_LIMIT = 2_000_000
 RAW_LINE_LIMIT = 20_000
+SPLIT_MARKER = "Turn Context (split turn):"
+DEFAULT_WIDTH = 78
 
 FileName = Literal["summary", "archive"]
 
-
-def _softbreaks_to_hardbreaks(state: StateCore) -> None:
-    for token in state.tokens:
-        if token.type == "inline" and token.children:
-            for child in token.children:
-                if child.type == "softbreak":
-                    child.type = "hardbreak"
+_ENTRY_RE = re.compile(r"^- \*\*(.+?)\*\*\s*$")
+_BOLD_RE = re.compile(r"\*\*(.+?)\*\*")
+_RULE_RE = re.compile(r"^\s*(?:-{3,}|\*{3,}|_{3,})\s*$")
 
 
-def line_preserving_parser() -> MarkdownIt:
-    """GFM-like Markdown in which every line break is kept: a chunk summary's "Goal:",
-    "Progress:", "Key Decisions:" lines stay lines instead of one merged paragraph."""
-    parser = MarkdownIt("gfm-like", {"breaks": True})
-    parser.core.ruler.push("softbreaks_to_hardbreaks", _softbreaks_to_hardbreaks)
-    return parser
+def _cap(text: str) -> tuple[str, int]:
+    if len(text) <= RAW_LIMIT:
+        return text, 0
+    return text[:RAW_LIMIT], len(text) - RAW_LIMIT
 
 
-class SafeMarkdown(Markdown):
-    """Markdown that never follows a link (a click only says that links are not followed) and
-    keeps every line break."""
-
-    def __init__(self, markdown: str = "", *, id: str | None = None) -> None:
-        super().__init__(markdown, id=id, open_links=False, parser_factory=line_preserving_parser)
-
-    def on_markdown_link_clicked(self, event: Markdown.LinkClicked) -> None:
-        event.prevent_default()
-        event.stop()
-        self.notify("Links in summaries are not followed.", markup=False)
+def _cut_line(line: str) -> str:
+    if len(line) > RAW_LINE_LIMIT:
+        return line[:RAW_LINE_LIMIT] + f"\u2026 [{len(line) - RAW_LINE_LIMIT} more chars]"
+    return line
 
 
-def _cap(text: str, limit: int, what: str) -> tuple[str, bool]:
-    if len(text) <= limit:
-        return text, False
-    return text[:limit] + f"\n\n[{what} cut at {limit} characters]\n", True
+def raw_lines(text: str) -> list[DocLine]:
+    """The file as plain lines: control characters visible, very long lines and files cut."""
+    capped, dropped = _cap(text)
+    lines: list[DocLine] = [_cut_line(line) for line in visible(capped).split("\n")]
+    if dropped:
+        lines.append(Text(f"[raw view cut: {dropped:,} more characters]", style="bold yellow"))
+    return lines
 
 
-def markdown_source(text: str) -> str:
-    """Untrusted Markdown made safe to parse: control characters visible, size capped."""
-    capped, _ = _cap(text, RENDER_LIMIT, "rendering")
-    return visible(capped)
+def _inline(line: str, style: str = "") -> DocLine:
+    """One line with `**bold**` shown bold (the asterisks dropped); nothing else is parsed."""
+    if "**" not in line and not style:
+        return line
+    if "**" not in line:
+        return Text(line, style=style)
+    out = Text(style=style)
+    at = 0
+    for match in _BOLD_RE.finditer(line):
+        out.append(line[at : match.start()])
+        out.append(match.group(1), style="bold")
+        at = match.end()
+    out.append(line[at:])
+    return out
 
 
-def raw_source(text: str) -> str:
-    """The file as plain text: control characters visible, very long lines and files cut."""
-    capped, _ = _cap(text, RAW_LIMIT, "raw view")
-    lines = []
-    for line in visible(capped, keep_newlines=True).split("\n"):
-        if len(line) > RAW_LINE_LIMIT:
-            line = line[:RAW_LINE_LIMIT] + f"\u2026 [{len(line) - RAW_LINE_LIMIT} more chars]"
-        lines.append(line)
-    return "\n".join(lines)
+def styled_lines(text: str) -> list[DocLine]:
+    """summary.md's lines styled by their role: headings, chunk entries, the split-turn part of
+    an entry marked (`✂ split turn: turn context`, its lines barred), rules drawn. Pure; the
+    text is shown literally (no links, no markup)."""
+    capped, dropped = _cap(text)
+    out: list[DocLine] = []
+    in_split = False
+    blank_run = 0
+    for raw in visible(capped).split("\n"):
+        line = _cut_line(raw)
+        stripped = line.strip()
+        if not stripped:
+            blank_run += 1
+            if blank_run == 1 and out:
+                out.append("")
+            continue
+        blank_run = 0
+        if line.startswith("# "):
+            in_split = False
+            out.append(Text(line[2:].strip(), style="bold underline"))
+        elif line.startswith("## "):
+            in_split = False
+            out.append(Text(line[3:].strip(), style="bold cyan"))
+        elif _ENTRY_RE.match(line):
+            in_split = False
+            match = _ENTRY_RE.match(line)
+            assert match is not None
+            entry = Text("\u25aa ", style="cyan")
+            entry.append(match.group(1), style="bold cyan")
+            out.append(entry)
+        elif stripped == SPLIT_MARKER:
+            in_split = True
+            if out and plain_of(out[-1]).strip("\u2500 ") == "" and plain_of(out[-1]):
+                out.pop()  # the --- separator before the marker: the marker replaces it
+            indent = line[: len(line) - len(line.lstrip())]
+            marker = Text(indent)
+            marker.append(" \u2702 split turn: turn context ", style="bold reverse yellow")
+            out.append(marker)
+        elif _RULE_RE.match(line):
+            indent = line[: len(line) - len(line.lstrip())]
+            out.append(Text(indent + "\u2500" * 24, style="dim"))
+        elif in_split:
+            indent = line[: len(line) - len(line.lstrip())]
+            barred = Text(indent)
+            barred.append("\u2502 ", style="yellow")
+            inline = _inline(line.lstrip(), "italic")
+            barred.append_text(inline if isinstance(inline, Text) else Text(inline))
+            out.append(barred)
+        else:
+            out.append(_inline(line))
+    while out and not plain_of(out[-1]):
+        out.pop()
+    if dropped:
+        out.append(Text(f"[view cut: {dropped:,} more characters]", style="bold yellow"))
+    return out
+
+
+@dataclass(frozen=True)
+class FileFacts:
+    """What the status line says about one file (computed in the worker)."""
+
+    exists: bool
+    chars: int
+    tokens: int
+    rolling_lines: int | None
+    recent: int
+    truncated: int
+    problems: tuple[str, ...]
+    entries: int = 0
+
+
+def file_facts(text: str | None) -> FileFacts:
+    if text is None:
+        return FileFacts(False, 0, 0, None, 0, 0, ())
+    if not text.strip():
+        return FileFacts(True, len(text), 0, 0, 0, 0, ("empty",))
+    parsed = parse_summary_md(text)
+    return FileFacts(
+        True,
+        len(text),
+        estimate_tokens(text),
+        len(parsed.rolling_lines),
+        len(parsed.recent),
+        parsed.rolling_truncated,
+        tuple(parsed.problems),
+        sum(1 for line in text.split("\n") if line.startswith("- **")),
+    )
+
+
+def placeholder(file: FileName, text: str | None) -> list[DocLine] | None:
+    """The line shown instead of a missing or empty file (None: the file has text)."""
+    if text is not None and text.strip():
+        return None
+    if file == "archive":
+        return [
+            Text(
+                "No archive yet: summary_archive.md is written when a chunk is pushed out "
+                "of Recent Chunks.",
+                style="dim italic",
+            )
+        ]
+    if text is None:
+        return [Text("No summary.md yet: nothing has been compacted in this session.", "dim")]
+    return [Text("summary.md is empty.", style="dim italic")]
+
+
+def document_lines(file: FileName, text: str | None, raw: bool) -> list[DocLine]:
+    shown = placeholder(file, text)
+    if shown is not None:
+        return shown
+    assert text is not None
+    return raw_lines(text) if raw else styled_lines(text)
+
+
+def _done() -> AwaitComplete:
+    future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    future.set_result(None)
+    return AwaitComplete(future)
 
 
 class SummaryView(Vertical):
-    """summary.md / summary_archive.md, rendered or raw, with the Rolling Summary's line count."""
+    """summary.md / summary_archive.md, styled or raw, with size, bound and line counts."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("v", "toggle_raw", "Raw", id="summary.raw"),
         Binding("A", "toggle_file", "Archive", id="summary.file"),
     ]
 
+    class Shown(Message):
+        """A new text (or file / raw choice) is on screen."""
+
     class _Loaded(Message):
         def __init__(
-            self, summary_md: str | None, archive_md: str | None, cap: int, error: str | None
+            self,
+            summary_md: str | None,
+            archive_md: str | None,
+            cap: int,
+            error: str | None,
+            bound: int | None,
         ) -> None:
             super().__init__()
             self.summary_md = summary_md
             self.archive_md = archive_md
             self.cap = cap
             self.error = error
+            self.bound = bound
+
+    class _Prepared(Message):
+        def __init__(
+            self,
+            generation: int,
+            lines: list[DocLine],
+            rows: list[Row],
+            width: int,
+            facts: dict[str, FileFacts],
+        ) -> None:
+            super().__init__()
+            self.generation = generation
+            self.lines = lines
+            self.rows = rows
+            self.width = width
+            self.facts = facts
 
     def __init__(
         self, *, name: str | None = None, id: str | None = None, classes: str | None = None
@@ -137,23 +281,29 @@ class SummaryView(Vertical):
         self.raw = False
         self.file: FileName = "summary"
         self.rolling_line_count: int | None = None
+        self._data: tuple[str | None, str | None, int, str | None, int | None] | None = None
         self._summary_md: str | None = None
         self._archive_md: str | None = None
         self._cap = 0
+        self._bound: int | None = None
         self._error: str | None = None
-        self._problems: list[str] = []
-        self._recent_count = 0
-        self._truncated = 0
+        self._facts: dict[str, FileFacts] = {}
+        self._generation = 0
+        self._waiting: list[tuple[int, asyncio.Future[None]]] = []
+        self._last_read: tuple[str | None, str | None] | None = None
+        self.renders = 0
+        """How many texts were prepared (tests check unchanged data costs none)."""
 
     def compose(self) -> ComposeResult:
         yield Static(Text("summary.md: not loaded yet", style="dim"), id="summary-status")
-        with ContentSwitcher(initial="summary-rendered", id="summary-switcher"):
-            with VerticalScroll(id="summary-rendered", can_focus=True):
-                yield SafeMarkdown(id="summary-md")
-            with VerticalScroll(id="archive-rendered", can_focus=True):
-                yield SafeMarkdown(id="archive-md")
-            yield TextArea(id="summary-raw", read_only=True, soft_wrap=True)
-            yield TextArea(id="archive-raw", read_only=True, soft_wrap=True)
+        yield TextDocument(id="summary-doc")
+
+    @property
+    def document(self) -> TextDocument:
+        return self.query_one("#summary-doc", TextDocument)
+
+    def shown_text(self) -> str:
+        return self.document.plain_text()
 
     # -- data ----------------------------------------------------------------------------
 
@@ -163,46 +313,74 @@ class SummaryView(Vertical):
         archive_md: str | None,
         max_rolling_lines: int,
         error: str | None = None,
+        *,
+        bound_tokens: int | None = None,
     ) -> AwaitComplete:
         """Show these file contents (None: file missing). Await the result to know that the
-        Markdown is mounted."""
-        self._summary_md = summary_md
-        self._archive_md = archive_md
-        self._cap = max_rolling_lines
-        self._error = error
-        if summary_md is None or not summary_md.strip():
-            self.rolling_line_count = None if summary_md is None else 0
-            self._problems = [] if summary_md is None else ["summary.md is empty"]
-            self._recent_count = 0
-            self._truncated = 0
-        else:
-            parsed = parse_summary_md(summary_md)
-            self.rolling_line_count = len(parsed.rolling_lines)
-            self._problems = list(parsed.problems)
-            self._recent_count = len(parsed.recent)
-            self._truncated = parsed.rolling_truncated
+        text is on screen. The same data as shown already costs nothing."""
+        data = (summary_md, archive_md, max_rolling_lines, error, bound_tokens)
+        if data == self._data:
+            return _done()
+        text_changed = self._data is None or self._data[:2] != data[:2]
+        self._data = data
+        self._summary_md, self._archive_md = summary_md, archive_md
+        self._cap, self._error, self._bound = max_rolling_lines, error, bound_tokens
+        if not text_changed:
+            self._update_status()
+            return _done()
+        return self._prepare_now(facts=True)
 
-        summary_md_text = (
-            summary_md
-            if summary_md and summary_md.strip()
-            else (
-                "*No summary.md yet: nothing has been compacted in this session.*"
-                if summary_md is None
-                else "*summary.md is empty.*"
-            )
+    def _prepare_now(self, *, facts: bool) -> AwaitComplete:
+        self._generation += 1
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiting.append((self._generation, future))
+        text = self._summary_md if self.file == "summary" else self._archive_md
+        width = self.document.wrap_width or DEFAULT_WIDTH
+        self._prepare(
+            self._generation,
+            self.file,
+            text,
+            self.raw,
+            width,
+            (self._summary_md, self._archive_md) if facts else None,
         )
-        archive_md_text = (
-            archive_md
-            if archive_md and archive_md.strip()
-            else "*No summary_archive.md: no chunk has been pushed out of Recent Chunks yet.*"
+        return AwaitComplete(future)
+
+    @work(thread=True, exclusive=True, group="summary-prepare")
+    def _prepare(
+        self,
+        generation: int,
+        file: FileName,
+        text: str | None,
+        raw: bool,
+        width: int,
+        both: tuple[str | None, str | None] | None,
+    ) -> None:
+        lines = document_lines(file, text, raw)
+        rows = prepare(lines, width)
+        facts = (
+            {} if both is None else {"summary": file_facts(both[0]), "archive": file_facts(both[1])}
         )
-        self.query_one("#summary-raw", TextArea).load_text(raw_source(summary_md or ""))
-        self.query_one("#archive-raw", TextArea).load_text(raw_source(archive_md or ""))
+        if not get_current_worker().is_cancelled:
+            self.post_message(self._Prepared(generation, lines, rows, width, facts))
+
+    @on(_Prepared)
+    def _on_prepared(self, message: _Prepared) -> None:
+        message.stop()
+        if message.facts:
+            self._facts.update(message.facts)
+        if message.generation != self._generation:
+            return
+        self.renders += 1
+        self.document.set_lines(message.lines, message.rows, message.width)
+        summary = self._facts.get("summary")
+        self.rolling_line_count = summary.rolling_lines if summary else None
         self._update_status()
-        return AwaitComplete(
-            self.query_one("#summary-md", SafeMarkdown).update(markdown_source(summary_md_text)),
-            self.query_one("#archive-md", SafeMarkdown).update(markdown_source(archive_md_text)),
-        )
+        for generation, future in self._waiting:
+            if generation <= message.generation and not future.done():
+                future.set_result(None)
+        self._waiting = [(g, f) for g, f in self._waiting if not f.done()]
+        self.post_message(self.Shown())
 
     def reload(self) -> None:
         """Read both files through `manager.paths` in a thread worker, then set_data."""
@@ -228,51 +406,77 @@ class SummaryView(Vertical):
         summary = read(manager.paths.summary)
         archive = read(manager.paths.summary_archive)
         cap = manager.config.max_rolling_summary_lines
+        try:
+            bound: int | None = summary_md_bound(manager.config)
+        except Exception:  # a config from another version: no bound shown
+            bound = None
         if not get_current_worker().is_cancelled:
-            self.post_message(self._Loaded(summary, archive, cap, "; ".join(errors) or None))
+            self.post_message(self._Loaded(summary, archive, cap, "; ".join(errors) or None, bound))
 
     @on(_Loaded)
     def _on_loaded(self, message: _Loaded) -> None:
         message.stop()
-        self.set_data(message.summary_md, message.archive_md, message.cap, message.error)
+        self.set_data(
+            message.summary_md,
+            message.archive_md,
+            message.cap,
+            message.error,
+            bound_tokens=message.bound,
+        )
 
     # -- display -------------------------------------------------------------------------
 
     def _update_status(self) -> None:
         out = Text()
         name = "summary.md" if self.file == "summary" else "summary_archive.md"
+        facts = self._facts.get(self.file)
         out.append(name, style="bold")
-        out.append(" (raw)" if self.raw else " (rendered)", style="dim")
-        out.append("  \u00b7  Rolling Summary ")
-        if self.rolling_line_count is None:
-            out.append("\u2013", style="dim")
+        out.append(" (raw)" if self.raw else "", style="dim")
+        if facts is None:
+            out.append("  \u00b7  reading\u2026", style="dim")
+        elif not facts.exists:
+            out.append(
+                "  \u00b7  no archive yet" if self.file == "archive" else "  \u00b7  none yet",
+                style="dim",
+            )
         else:
-            over = self._cap and self.rolling_line_count > self._cap
-            near = self._cap and self.rolling_line_count >= self._cap
-            style = "bold red" if over else ("bold yellow" if near else "bold")
-            out.append(f"{self.rolling_line_count} / {self._cap} lines", style=style)
-            if self.rolling_line_count == 0 and self._recent_count:
-                out.append(" (no chunk pushed out yet)", style="dim")
-        if self._truncated:
-            out.append(f" ({self._truncated} earlier truncated)", style="yellow")
-        out.append(f"  \u00b7  Recent Chunks {self._recent_count}")
+            out.append(f"  \u00b7  {facts.tokens:,} tok", style="bold")
+            if self.file == "summary" and self._bound:
+                over = facts.tokens > self._bound
+                out.append(f" / {self._bound:,} bound", style="bold red" if over else "")
+            out.append(f" ({facts.chars:,} chars)", style="dim")
+        if self.file == "summary":
+            out.append("  \u00b7  Rolling ")
+            count = facts.rolling_lines if facts else None
+            if count is None:
+                out.append("\u2013", style="dim")
+            else:
+                over = bool(self._cap) and count > self._cap
+                near = bool(self._cap) and count >= self._cap
+                style = "bold red" if over else ("bold yellow" if near else "bold")
+                out.append(f"{count} / {self._cap} lines", style=style)
+                if count == 0 and facts and facts.recent:
+                    out.append(" (no chunk pushed out yet)", style="dim")
+            if facts and facts.truncated:
+                out.append(f" ({facts.truncated} earlier truncated)", style="yellow")
+            out.append(f"  \u00b7  Recent Chunks {facts.recent if facts else 0}")
+        elif facts and facts.exists:
+            out.append(f"  \u00b7  {facts.entries} chunks pushed out")
         if self._error:
             out.append("\n")
             out.append_text(safe_text(self._error, "bold red", limit=300))
-        if self._problems:
+        problems = facts.problems if facts and self.file == "summary" else ()
+        if problems:
             out.append("\n")
             out.append("\u26a0 ", style="yellow")
-            out.append_text(safe_text("; ".join(self._problems[:5]), "yellow", limit=300))
+            shown = "summary.md is empty" if problems == ("empty",) else "; ".join(problems[:5])
+            out.append_text(safe_text(shown, "yellow", limit=300))
         self.query_one("#summary-status", Static).update(trail_blanks(out))
 
     def _switch(self) -> None:
-        pane = f"{self.file}-{'raw' if self.raw else 'rendered'}"
-        switcher = self.query_one("#summary-switcher", ContentSwitcher)
-        had_focus = self.has_focus_within
-        switcher.current = pane
-        if had_focus:
-            self.query_one(f"#{pane}").focus()
         self._update_status()
+        if self._data is not None:
+            self._prepare_now(facts=False)
 
     def action_toggle_raw(self) -> None:
         self.raw = not self.raw
