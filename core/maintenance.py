@@ -57,6 +57,7 @@ from core.summarizer import (
     ExtractiveSummarizer,
     Summarizer,
     SummaryKind,
+    split_turn_overhead_tokens,
     split_turn_summary,
     summarize_with_fallback,
 )
@@ -294,34 +295,44 @@ def _pass_on_snapshot(
     fault_point("after_pending_write")
 
     t = time.perf_counter()
-    rolling = render_summary(
-        [(e.chunk_id, e.summary) for e in entries],
-        summary_max_chunks=config.summary_max_chunks,
-        max_rolling_summary_lines=config.max_rolling_summary_lines,
-    ).rolling_lines
-    previous = "\n".join(rolling) or None
+    # The latest chunk's summary is the checkpoint a summarizer updates (older chunks live on
+    # in the Rolling Summary); focus steers this pass's summaries and is never stored.
+    previous = entries[-1].summary if entries else None
+    max_summary = config.summarizer.max_summary_tokens
     backends: list[str] = []
 
-    def summarize(part: list[Event], kind: SummaryKind) -> str:
+    def summarize(part: list[Event], kind: SummaryKind, budget: int) -> str:
         text, used = summarize_with_fallback(
             summarizer,
             part,
             kind=kind,
             previous_summary=previous,
             focus=focus,
-            max_tokens=config.summarizer.max_summary_tokens,
+            max_tokens=budget,
         )
         backends.append(used)
         return text
 
     prefix_text: str | None = None
     if plan.is_split_turn:
+        # History and prefix share one budget (contract §5: the chunk summary as a whole fits
+        # max_summary_tokens): the prefix gets two fifths, the history what the prefix left.
         history_events = [events[i] for i in plan.history_indices()]
-        history_text = summarize(history_events, "history") if history_events else ""
-        prefix_text = summarize([events[i] for i in plan.prefix_indices()], "turn_prefix")
+        framing = split_turn_overhead_tokens()
+        room = max(2, max_summary - framing)
+        prefix_budget = room * 2 // 5 if history_events else room
+        prefix_text = summarize(
+            [events[i] for i in plan.prefix_indices()], "turn_prefix", max(1, prefix_budget)
+        )
+        history_budget = room - estimate_tokens(prefix_text)
+        history_text = (
+            summarize(history_events, "history", history_budget)
+            if history_events and history_budget > 0
+            else ""
+        )
         chunk_summary = split_turn_summary(history_text, prefix_text)
     else:
-        chunk_summary = summarize(compacted, "history")
+        chunk_summary = summarize(compacted, "history", max_summary)
     backend = next((b for b in backends if b.endswith("fallback")), backends[0])
     timings["summarize"] = _ms(t)
     fault_point("after_summarize")
@@ -374,6 +385,7 @@ def _pass_on_snapshot(
         [(e.chunk_id, e.summary) for e in new_entries],
         summary_max_chunks=config.summary_max_chunks,
         max_rolling_summary_lines=config.max_rolling_summary_lines,
+        max_summary_tokens=config.summarizer.max_summary_tokens,
     )
     paths.ensure_inside_root(paths.chunks_dir)
     retained = snap.lines_of(range(cut, len(events)))
@@ -669,6 +681,7 @@ def write_summaries(
         [(e.chunk_id, e.summary) for e in entries],
         summary_max_chunks=config.summary_max_chunks,
         max_rolling_summary_lines=config.max_rolling_summary_lines,
+        max_summary_tokens=config.summarizer.max_summary_tokens,
     )
     if not entries:
         return

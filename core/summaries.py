@@ -12,12 +12,19 @@ Rules fixed here:
   blank lines inside a summary stay blank (no trailing spaces); entries are separated by one
   blank line. A summary is normalised first: trailing spaces cut, leading/trailing blank lines
   dropped.
-- Fold: a pushed-out summary adds its non-empty lines to the Rolling Summary, the first one
-  prefixed `[<chunk_id>] `; a summary with no text adds `[<chunk_id>] (no summary)`. A folded line
-  that starts with `#` is escaped as `\\#` so that no summary can forge a section heading.
+- Fold (hierarchical): a pushed-out summary adds one line per run it covers (core.runs):
+  `[<chunk_id>] <request> · edited: <paths> → <outcome>`, at most `ROLLING_LINE_TOKENS`
+  estimated tokens, paths whole (those that do not fit are counted, `(+N more)`). A run that
+  continues in the next chunk (a split turn) is one line, labelled `[<first>–<last>]`. A summary
+  without run entries (another backend's free text) folds to one line of its first lines. A
+  summary with no text adds `[<chunk_id>] (no summary)`. Every line starts with its chunk label,
+  so no summary can forge a section heading and truncation keeps whole entries with their label.
 - Cap: at most `max_rolling_summary_lines` lines, the marker included. When more were folded,
   the oldest are dropped and exactly one marker `[… N earlier lines truncated]` (N = lines
   dropped) stands first.
+- Bound: with `max_summary_tokens` given, each Recent Chunks entry is cut to
+  `entry_budget(max_summary_tokens)`, so that summary.md never exceeds `summary_md_bound(config)`
+  (see that function and docs/SUMMARIES.md), whatever the session's length.
 - An empty Rolling Summary is the heading with nothing under it:
   `## Rolling Summary\\n\\n## Recent Chunks`.
 - With no chunks at all both texts are "" (summary.md exists from the first compaction on). With
@@ -26,9 +33,24 @@ Rules fixed here:
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
+
+from core.runs import (
+    CONTINUED_LABEL,
+    EDITED_LABEL,
+    ERROR_LABEL,
+    ORIGINAL_REQUEST_LABEL,
+    OUTCOME_LABEL,
+    REQUEST_LABEL,
+    SPLIT_TURN_MARKER,
+    one_line,
+)
+from core.summarizer import fit_tokens, shorten
+from core.tokens import estimate_tokens
 
 TITLE = "# Session History (compressed chunks)"
 ROLLING_HEADING = "## Rolling Summary"
@@ -90,14 +112,196 @@ def render_entry(chunk_id: str, summary: str) -> str:
     return "\n".join(lines)
 
 
+ROLLING_LINE_TOKENS = 64
+"""The most estimated tokens one Rolling Summary line takes."""
+ROLLING_REQUEST_CHARS = 120
+ENTRY_HEADER_TOKENS = 16
+"""What an entry's `- **<chunk_id>**` line may take before the summary body is cut for it."""
+PAGE_TOKENS = 24
+"""Title, the two headings, blank lines and the final newline of summary.md."""
+
+
+class _SummaryConfig(Protocol):
+    @property
+    def max_summary_tokens(self) -> int: ...
+
+
+class BoundConfig(Protocol):
+    """What summary_md_bound reads (core.config.CompactionConfig has these attributes)."""
+
+    @property
+    def summary_max_chunks(self) -> int: ...
+    @property
+    def max_rolling_summary_lines(self) -> int: ...
+    @property
+    def summarizer(self) -> _SummaryConfig: ...
+
+
+def entry_budget(max_summary_tokens: int) -> int:
+    """The most estimated tokens one Recent Chunks entry takes: the summary, the two-space
+    indent of its lines (a quarter more at most) and its `- **id**` line."""
+    return max_summary_tokens + math.ceil(max_summary_tokens / 4) + ENTRY_HEADER_TOKENS
+
+
+def summary_md_bound_for(
+    summary_max_chunks: int, max_summary_tokens: int, max_rolling_summary_lines: int
+) -> int:
+    """The most estimated tokens summary.md can take (see `summary_md_bound`)."""
+    return (
+        PAGE_TOKENS
+        + max_rolling_summary_lines * (ROLLING_LINE_TOKENS + 1)
+        + summary_max_chunks * (entry_budget(max_summary_tokens) + 1)
+    )
+
+
+def summary_md_bound(config: BoundConfig) -> int:
+    """summary.md never exceeds this estimate, whatever the session's length:
+
+    `24 + R × (64 + 1) + C × (S + ⌈S/4⌉ + 16 + 1)` with R = max_rolling_summary_lines,
+    C = summary_max_chunks and S = summarizer.max_summary_tokens (the estimate of a text is at
+    most the sum of its parts' estimates, each line adds its newline)."""
+    return summary_md_bound_for(
+        config.summary_max_chunks,
+        config.summarizer.max_summary_tokens,
+        config.max_rolling_summary_lines,
+    )
+
+
+@dataclass
+class RunLine:
+    """One run as the Rolling Summary shows it."""
+
+    chunk_ids: list[str]
+    request: str
+    continued: bool = False
+    edits: list[str] = field(default_factory=list)
+    outcome: str = ""
+    in_progress: bool = False
+
+    def absorb(self, later: RunLine) -> None:
+        """The same run continued in a later chunk: one line for both."""
+        for chunk_id in later.chunk_ids:
+            if chunk_id not in self.chunk_ids:
+                self.chunk_ids.append(chunk_id)
+        for path in later.edits:
+            if path not in self.edits:
+                self.edits.append(path)
+        if later.outcome:
+            self.outcome = later.outcome
+        self.in_progress = later.in_progress
+
+    def render(self) -> str:
+        ids = self.chunk_ids
+        label = f"[{ids[0]}]" if len(ids) == 1 else f"[{ids[0]}–{ids[-1]}]"
+        line = f"{label} {shorten(self.request, ROLLING_REQUEST_CHARS)}"
+        outcome = self.outcome or ("(in progress)" if self.in_progress else "")
+        reserve = 12 if outcome else 0
+        if self.edits:
+            shown: list[str] = []
+            for n, path in enumerate(self.edits):
+                more = len(self.edits) - n - 1
+                tail = f" (+{more} more)" if more else ""
+                candidate = f"{line} · {EDITED_LABEL} {', '.join([*shown, path])}{tail}"
+                if estimate_tokens(candidate) + reserve > ROLLING_LINE_TOKENS:
+                    break
+                shown.append(path)
+            if shown:
+                rest = len(self.edits) - len(shown)
+                line += f" · {EDITED_LABEL} {', '.join(shown)}"
+                line += f" (+{rest} more)" if rest else ""
+            else:
+                line += f" · {EDITED_LABEL} {len(self.edits)} files"
+        if outcome:
+            room = ROLLING_LINE_TOKENS - estimate_tokens(line + " → ")
+            if room >= 4:
+                line += " → " + fit_tokens(outcome, room)
+        return fit_tokens(line, ROLLING_LINE_TOKENS)
+
+
+def _value(line: str, label: str) -> str:
+    return one_line(line.removeprefix("- ").strip()[len(label) :])
+
+
+def run_lines(chunk_id: str, summary: str) -> list[RunLine]:
+    """The runs of a chunk summary (its Progress entries, then a split turn's prefix); [] when
+    the summary has none (free text from another backend, an old summary)."""
+    history, marker, prefix = normalize_summary(summary).partition(SPLIT_TURN_MARKER)
+    out: list[RunLine] = []
+    current: RunLine | None = None
+    for raw in history.split("\n"):
+        line = raw.strip()
+        body = line.removeprefix("- ")
+        if raw.startswith("- ") and body.startswith((REQUEST_LABEL, CONTINUED_LABEL)):
+            label = REQUEST_LABEL if body.startswith(REQUEST_LABEL) else CONTINUED_LABEL
+            current = RunLine([chunk_id], _value(body, label), label == CONTINUED_LABEL)
+            out.append(current)
+        elif current is not None and raw.startswith("  ") and not raw.startswith("  - "):
+            if body.startswith(EDITED_LABEL):
+                for path in _value(body, EDITED_LABEL).split(", "):
+                    if path and path not in current.edits:
+                        current.edits.append(path)
+            elif body.startswith(OUTCOME_LABEL):
+                current.outcome = _value(body, OUTCOME_LABEL)
+            elif body.startswith(ERROR_LABEL) and not current.outcome:
+                current.outcome = "error: " + _value(body, ERROR_LABEL)
+        elif not raw.startswith(" "):
+            current = None if not raw.startswith("- ") else current
+    if marker:
+        lines = [ln.strip() for ln in prefix.split("\n")]
+        request = ""
+        run = RunLine([chunk_id], "", continued=True, in_progress=True)
+        for i, line in enumerate(lines):
+            if line == ORIGINAL_REQUEST_LABEL:
+                nxt = next((ln for ln in lines[i + 1 :] if ln), "")
+                request = one_line(nxt.removeprefix("- ")) if nxt.startswith("- ") else ""
+            elif line.startswith("- " + EDITED_LABEL):
+                for path in _value(line, EDITED_LABEL).split(", "):
+                    if path and path not in run.edits:
+                        run.edits.append(path)
+        if request:
+            run.request = request
+            out.append(run)
+    return out
+
+
 def fold_lines(chunk_id: str, summary: str) -> list[str]:
-    """The Rolling Summary lines one pushed-out chunk contributes."""
-    lines = [line for line in normalize_summary(summary).split("\n") if line.strip()]
-    lines = ["\\" + line if line.startswith("#") else line for line in lines]
-    if not lines:
-        return [f"[{chunk_id}] (no summary)"]
-    lines[0] = f"[{chunk_id}] {lines[0]}"
-    return lines
+    """The Rolling Summary lines one pushed-out chunk contributes (one per run, each bounded)."""
+    return [line.render() for line in _fold_runs(chunk_id, summary)]
+
+
+def _fold_runs(chunk_id: str, summary: str) -> list[RunLine]:
+    runs = run_lines(chunk_id, summary)
+    if runs:
+        return runs
+    lines = [one_line(ln) for ln in normalize_summary(summary).split("\n") if ln.strip()]
+    text = " / ".join(lines[:12])
+    return [RunLine([chunk_id], text or "(no summary)")]
+
+
+def _merged(chunks: Sequence[tuple[str, str]]) -> list[RunLine]:
+    out: list[RunLine] = []
+    for chunk_id, summary in chunks:
+        for run in _fold_runs(chunk_id, summary):
+            if out and run.continued and run.request == out[-1].request:
+                out[-1].absorb(run)
+            else:
+                out.append(run)
+    return out
+
+
+def _bounded_entry(chunk_id: str, summary: str, max_summary_tokens: int | None) -> str:
+    """render_entry, its summary cut until the entry fits entry_budget (only a summary of many
+    very short lines, or one over budget, is ever cut)."""
+    entry = render_entry(chunk_id, summary)
+    if max_summary_tokens is None:
+        return entry
+    budget = entry_budget(max_summary_tokens)
+    body = normalize_summary(summary)
+    allowed = max_summary_tokens
+    while estimate_tokens(entry) > budget and allowed > 0:
+        entry = render_entry(chunk_id, fit_tokens(body, allowed))
+        allowed = allowed * 9 // 10 if allowed > 10 else allowed - 1
+    return entry
 
 
 def cap_rolling(lines: list[str], max_lines: int) -> tuple[list[str], int]:
@@ -114,8 +318,10 @@ def render_summary(
     *,
     summary_max_chunks: int,
     max_rolling_summary_lines: int,
+    max_summary_tokens: int | None = None,
 ) -> RenderedSummaries:
-    """summary.md and summary_archive.md from [(chunk_id, summary)], oldest first."""
+    """summary.md and summary_archive.md from [(chunk_id, summary)], oldest first; with
+    max_summary_tokens, summary.md stays within `summary_md_bound_for(...)`."""
     if summary_max_chunks < 1:
         raise ValueError("summary_max_chunks must be ≥ 1")
     if max_rolling_summary_lines < 2:
@@ -125,16 +331,14 @@ def render_summary(
     split = max(0, len(chunks) - summary_max_chunks)
     archived, recent = list(chunks[:split]), list(chunks[split:])
 
-    folded: list[str] = []
-    for chunk_id, summary in archived:
-        folded.extend(fold_lines(chunk_id, summary))
+    folded = [run.render() for run in _merged(archived)]
     rolling, dropped = cap_rolling(folded, max_rolling_summary_lines)
 
     parts = [TITLE, "", ROLLING_HEADING, ""]
     if rolling:
         parts.extend([*rolling, ""])
     parts.extend([RECENT_HEADING, ""])
-    parts.append("\n\n".join(render_entry(cid, text) for cid, text in recent))
+    parts.append("\n\n".join(_bounded_entry(cid, text, max_summary_tokens) for cid, text in recent))
     summary_md = "\n".join(parts) + "\n"
 
     archive_md = ""

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from core.summaries import RenderedSummaries, parse_summary_md, render_summary
+from core.config import CompactionConfig, SummarizerConfig
+from core.summaries import (
+    ROLLING_LINE_TOKENS,
+    RenderedSummaries,
+    parse_summary_md,
+    render_summary,
+    summary_md_bound,
+)
+from core.tokens import estimate_tokens
 
 
 def render(
@@ -72,21 +80,17 @@ def test_more_than_max_pushes_oldest_out_to_archive_and_rolling() -> None:
     r = render(chunks, max_chunks=2)
     assert r.recent_ids == ["c3", "c4"]
     assert r.archived_ids == ["c1", "c2"]
+    # Free text without run entries folds to one line per chunk, its label first (so a
+    # summary can never forge a heading).
     assert r.rolling_lines == [
-        "[c1] Goal:",
-        "- set up the router",
-        "- port 8080",
-        "[c2] \\# heading-like line",
-        "second",
+        "[c1] Goal: / - set up the router / - port 8080",
+        "[c2] # heading-like line / second",
     ]
     assert r.summary_md == (
         "# Session History (compressed chunks)\n\n"
         "## Rolling Summary\n\n"
-        "[c1] Goal:\n"
-        "- set up the router\n"
-        "- port 8080\n"
-        "[c2] \\# heading-like line\n"
-        "second\n\n"
+        "[c1] Goal: / - set up the router / - port 8080\n"
+        "[c2] # heading-like line / second\n\n"
         "## Recent Chunks\n\n"
         "- **c3**\n"
         "  third\n\n"
@@ -107,17 +111,68 @@ def test_more_than_max_pushes_oldest_out_to_archive_and_rolling() -> None:
     )
 
 
-def test_rolling_cap_counts_the_marker_and_keeps_newest_lines() -> None:
-    chunks = [(f"c{i}", f"line a{i}\nline b{i}") for i in range(1, 7)]  # 6 chunks
-    r = render(chunks, max_chunks=1, max_lines=4)
-    # 5 chunks pushed out -> 10 folded lines; cap 4 = marker + 3 newest.
+def run_summary(n: int, *, edits: int = 2, outcome: str = "done") -> str:
+    paths = ", ".join(f"src/pkg{n}/mod_{k}.py" for k in range(edits))
+    return (
+        f"Goal:\n- request {n}\nProgress:\n- Request: request {n}: make the thing {n} work\n"
+        f"  edited: {paths}\n  ran: pytest -q\n  outcome: {outcome} {n}"
+    )
+
+
+def test_rolling_summary_is_one_line_per_run_with_its_edited_paths() -> None:
+    two_runs = (
+        "Goal:\n- second\nProgress:\n- Request: first request\n  edited: a/x.py\n"
+        "  outcome: fixed x\n- Request: second request\n  read: b/y.py\n"
+        "  error: ValueError: bad y\nKey Decisions:\n- use y\nCritical Context:\n- identifiers: q"
+    )
+    r = render([("c1", two_runs), ("c2", "x")], max_chunks=1)
     assert r.rolling_lines == [
-        "[… 7 earlier lines truncated]",
-        "line b4",
-        "[c5] line a5",
-        "line b5",
+        "[c1] first request · edited: a/x.py → fixed x",
+        "[c1] second request → error: ValueError: bad y",
     ]
-    assert r.rolling_truncated == 7
+
+
+def test_a_split_turn_continued_in_the_next_chunk_is_one_rolling_line() -> None:
+    first = (
+        "Goal:\n- A\nProgress:\n- Request: A task\n  edited: a.py\n  outcome: A done\n\n---\n\n"
+        "Turn Context (split turn):\nOriginal request:\n- B task\nEarly progress:\n"
+        "- edited: b1.py, b2.py\nContext for the retained suffix:\n- Last tool call: edit"
+    )
+    second = (
+        "Turn Context (split turn):\nOriginal request:\n- B task\nEarly progress:\n"
+        "- edited: b3.py\n"
+    )
+    third = "Goal:\n- B task\nProgress:\n- Continued: B task\n  edited: b4.py\n  outcome: B done"
+    r = render([("c1", first), ("c2", second), ("c3", third), ("c4", "x")], max_chunks=1)
+    assert r.rolling_lines == [
+        "[c1] A task · edited: a.py → A done",
+        "[c1–c3] B task · edited: b1.py, b2.py, b3.py, b4.py → B done",
+    ]
+    open_turn = render([("c1", first), ("c2", "x")], max_chunks=1)
+    assert open_turn.rolling_lines[-1] == "[c1] B task · edited: b1.py, b2.py → (in progress)"
+
+
+def test_rolling_lines_are_bounded_and_keep_paths_whole() -> None:
+    long = run_summary(1, edits=30, outcome="finished " + "very " * 100)
+    (line,) = render([("chunk_0001", long), ("c2", "x")], max_chunks=1).rolling_lines
+    assert estimate_tokens(line) <= ROLLING_LINE_TOKENS
+    shown = line.split(" · edited: ")[1].split(" (+")[0].split(", ")
+    assert all(path.startswith("src/pkg1/mod_") and path.endswith(".py") for path in shown)
+    assert "more)" in line
+
+
+def test_rolling_cap_counts_the_marker_and_keeps_newest_whole_entries() -> None:
+    chunks = [(f"chunk_{i:04d}", run_summary(i)) for i in range(1, 7)]  # 6 chunks
+    r = render(chunks, max_chunks=1, max_lines=4)
+    # 5 chunks pushed out -> 5 run lines; cap 4 = marker + the 3 newest, each with its label.
+    assert r.rolling_lines[0] == "[… 2 earlier lines truncated]"
+    assert [line.split("]")[0] + "]" for line in r.rolling_lines[1:]] == [
+        "[chunk_0003]",
+        "[chunk_0004]",
+        "[chunk_0005]",
+    ]
+    assert "src/pkg5/mod_0.py, src/pkg5/mod_1.py" in r.rolling_lines[-1]
+    assert r.rolling_truncated == 2
     assert r.rolling_line_count == 4
     section = r.summary_md.split("## Rolling Summary\n\n")[1].split("\n\n## Recent Chunks")[0]
     assert section.splitlines() == r.rolling_lines
@@ -125,10 +180,40 @@ def test_rolling_cap_counts_the_marker_and_keeps_newest_lines() -> None:
 
 
 def test_rolling_exactly_at_cap_has_no_marker() -> None:
-    chunks = [("c1", "a\nb"), ("c2", "c"), ("c3", "d")]
+    chunks = [("c1", "a\nb"), ("c2", "c"), ("c3", "d"), ("c4", "e")]
     r = render(chunks, max_chunks=1, max_lines=3)
-    assert r.rolling_lines == ["[c1] a", "b", "[c2] c"]
+    assert r.rolling_lines == ["[c1] a / b", "[c2] c", "[c3] d"]
     assert r.rolling_truncated == 0
+
+
+@pytest.mark.parametrize(("max_chunks", "max_tokens", "max_lines"), [(2, 200, 4), (8, 1024, 100)])
+def test_summary_md_stays_within_its_bound_whatever_the_session_length(
+    max_chunks: int, max_tokens: int, max_lines: int
+) -> None:
+    config = CompactionConfig(
+        summary_max_chunks=max_chunks,
+        max_rolling_summary_lines=max_lines,
+        summarizer=SummarizerConfig(max_summary_tokens=max_tokens),
+    )
+    bound = summary_md_bound(config)
+    assert bound == 24 + max_lines * 65 + max_chunks * (max_tokens + -(-max_tokens // 4) + 17)
+    # Summaries at their budget, some of many one-character lines (indenting each line two
+    # spaces would otherwise triple them), some of long CJK runs.
+    shapes = [
+        "x\n" * (2 * max_tokens),
+        run_summary(0, edits=60, outcome="字" * max_tokens),
+        "Goal:\n- " + "word " * max_tokens,
+    ]
+    chunks = [(f"chunk_{i:04d}", shapes[i % 3]) for i in range(300)]
+    for n in (1, max_chunks, 50, 300):
+        r = render_summary(
+            chunks[:n],
+            summary_max_chunks=max_chunks,
+            max_rolling_summary_lines=max_lines,
+            max_summary_tokens=max_tokens,
+        )
+        assert estimate_tokens(r.summary_md) <= bound, n
+        assert parse_summary_md(r.summary_md).problems == []
 
 
 def test_empty_summary_folds_to_a_placeholder_line() -> None:
@@ -156,11 +241,11 @@ def test_parse_round_trip() -> None:
         ("c3", "multi\n\n  indented\nend"),
         ("chunk_0004", ""),
     ]
-    r = render(chunks, max_chunks=3, max_lines=2)
+    r = render([("a", "zero"), ("b", "one"), *chunks], max_chunks=3, max_lines=2)
     parsed = parse_summary_md(r.summary_md)
     assert parsed.problems == []
     assert parsed.rolling_lines == r.rolling_lines
-    assert parsed.rolling_lines == ["[… 2 earlier lines truncated]", "oldest"]
+    assert parsed.rolling_lines == ["[… 2 earlier lines truncated]", "[c1] old / older / oldest"]
     assert parsed.rolling_truncated == r.rolling_truncated == 2
     assert parsed.recent == [(cid, s) for cid, s in chunks[1:]]
 

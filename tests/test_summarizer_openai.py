@@ -122,11 +122,18 @@ def test_success_request_shape(server: FakeServer, monkeypatch: pytest.MonkeyPat
     assert body["max_tokens"] == 200 and body["temperature"] == 0
     system, user = body["messages"]
     assert system["role"] == "system" and user["role"] == "user"
-    for label in ("Goal:", "Constraints & Preferences:", "Progress:", "Key Decisions:",
-                  "Next Steps:", "Critical Context:"):  # fmt: skip
-        assert label in system["content"]
+    labels = ("Goal:", "Constraints & Preferences:", "Progress:", "Key Decisions:",
+              "Next Steps:", "Critical Context:")  # fmt: skip
+    positions = [system["content"].index(label) for label in labels]
+    assert positions == sorted(positions), "the same structure, in order, as the extractive one"
+    assert "- Request:" in system["content"] and "edited:" in system["content"]
+    assert "verbatim" in system["content"]
+    # The focus is an instruction to the model (system message), not event text to summarise.
+    assert "keep the password verbatim" in system["content"]
+    assert "keep the password verbatim" not in user["content"]
+    # The previous checkpoint is passed for the model to update, not to restart from scratch.
+    assert "Update it" in user["content"]
     assert "[chunk_0001] Goal:\n- set up the router" in user["content"]
-    assert "keep the password verbatim" in user["content"]
     assert "Find the wifi password." in user["content"]
     assert "[tool_result read_label #c1] hunter2" in user["content"]
 
@@ -140,6 +147,25 @@ def test_turn_prefix_prompt_and_no_key(server: FakeServer, monkeypatch: pytest.M
     system = request["body"]["messages"][0]["content"]
     assert "Context for the retained suffix:" in system and "Original request:" in system
     assert "Rolling Summary" not in request["body"]["messages"][1]["content"]
+
+
+def test_requests_and_edited_paths_are_handed_over_verbatim(server: FakeServer) -> None:
+    events: list[Event] = [
+        {"type": "user_input", "role": "user", "content": "Rename the session loader."},
+        {"type": "tool_call", "name": "edit", "tool_call_id": "e1",
+         "arguments": {"path": "packages/coding-agent/src/core/agent-session.ts"}},
+        {"type": "tool_result", "name": "edit", "tool_call_id": "e1", "content": "ok"},
+    ]  # fmt: skip
+    OpenAISummarizer(server.base_url, "m").summarize(events, max_tokens=100)
+    user = server.requests[0]["body"]["messages"][1]["content"]
+    assert "- Request: Rename the session loader." in user
+    assert "  edited: packages/coding-agent/src/core/agent-session.ts" in user
+
+
+def test_focus_echoed_by_the_model_is_not_stored(server: FakeServer) -> None:
+    server.reply = "Focus: keep file paths\nGoal:\n- Find the wifi password."
+    text = OpenAISummarizer(server.base_url, "m").summarize(EVENTS, focus="keep file paths")
+    assert text == "Goal:\n- Find the wifi password."
 
 
 def test_reply_cleaned_and_bounded(server: FakeServer) -> None:

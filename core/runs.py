@@ -1,0 +1,729 @@
+"""Runs: what the user asked and what the agent did about it (pure; no I/O).
+
+A *run* is a turn boundary (a `user_input`, or an event of unknown type with role `user`) and
+every event after it until the next one. The summarizer writes one entry per run, the Rolling
+Summary folds one line per run, and the TUI and the quality benchmark read the same analysis,
+so all three agree on what a run "did".
+
+Public API (kept small on purpose):
+
+- `split_runs(events) -> list[Run]`: the runs of a span, oldest first. A span that opens in the
+  middle of a run gives a first `Run` with `continued=True`; its request comes from a synthetic
+  split-turn event or an earlier summary inside the span when there is one (carried once,
+  flattened: their labels are never copied), else it is "".
+- `Run`: `request`, `continued`, `edits`, `commands`, `reads`, `others`, `outcome`, `error`,
+  `actions` (`Action(kind, tool, targets, error, pending)`), `said` (the user's and agent's own
+  words), `used` (tool-call arguments as text).
+- `classify_tool(name, arguments) -> (kind, targets)`: "edit" (writes, edits, creates, with their
+  paths), "command" (shell commands), "read" (reads, listings, searches) or "other".
+- `extract_identifiers(text) -> list[str]`: paths, file names, URLs, error names, dotted /
+  snake_case / CamelCase names, issue ids; noise (coordinates, hashes, bare numbers) is left out.
+- `ranked_identifiers(events) -> list[str]`: identifiers the user and agent said or used first
+  (their words, then tool-call arguments), then those read out of tool results (import lines of
+  file contents skipped).
+- `is_summary_event(event)`, `flatten_summary(text) -> Carried`: recognise a synthetic
+  split-turn event or an earlier summary, and read its request and actions back.
+
+Event text is untrusted: it is only copied (control characters removed), never evaluated.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from core.events import Event, is_synthetic
+from core.tokens import compact_json
+
+ActionKind = Literal["edit", "command", "read", "other"]
+
+TEXT_READ_CHARS = 8000
+"""Event text is read up to this many characters (a pasted log stays cheap)."""
+RESULT_READ_CHARS = 2000
+"""Tool results are read up to this many characters."""
+
+# Labels of the summary layout (core.summarizer writes them, core.summaries reads them back).
+REQUEST_LABEL = "Request:"
+CONTINUED_LABEL = "Continued:"
+EDITED_LABEL = "edited:"
+RAN_LABEL = "ran:"
+READ_LABEL = "read:"
+TOOLS_LABEL = "tools:"
+OUTCOME_LABEL = "outcome:"
+ERROR_LABEL = "error:"
+ORIGINAL_REQUEST_LABEL = "Original request:"
+SPLIT_TURN_MARKER = "Turn Context (split turn):"
+ROOT_REQUEST_PLACEHOLDER = "(the first request, kept verbatim at the top of the hot window)"
+"""A split turn's request when the turn's user_input is the pinned root (never in a chunk)."""
+EARLIER_REQUEST_PLACEHOLDER = "(begun before this range)"
+"""A history run whose request is neither in its span nor carried by a synthetic event."""
+
+_SUMMARY_LABELS = (
+    "Goal:",
+    "Constraints & Preferences:",
+    "Progress:",
+    "Key Decisions:",
+    "Next Steps:",
+    "Critical Context:",
+    ORIGINAL_REQUEST_LABEL,
+    "Early progress:",
+    "Context for the retained suffix:",
+    SPLIT_TURN_MARKER,
+    "# Session History",
+    "## Rolling Summary",
+    "## Recent Chunks",
+)
+
+_CONTROL_RE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+_WS_RE = re.compile(r"\s+")
+
+
+def clean_text(text: str) -> str:
+    """Untrusted text made safe to copy: CRLF/CR become LF, other control characters go."""
+    return _CONTROL_RE.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
+def one_line(text: str) -> str:
+    return _WS_RE.sub(" ", clean_text(text)).strip()
+
+
+def event_text(value: Any) -> str:
+    """Content as text: a string as is, anything else as compact JSON."""
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else compact_json(value)
+
+
+def etype(event: Event) -> str | None:
+    value = event.get("type")
+    return value if isinstance(value, str) else None
+
+
+_KNOWN = frozenset(
+    {
+        "user_input",
+        "assistant_output",
+        "role_output",
+        "tool_call",
+        "tool_result",
+        "system_event",
+        "screen_context",
+    }
+)
+
+
+def is_request(event: Event) -> bool:
+    """A turn boundary: `user_input`, or an unknown type with role `user`."""
+    kind = etype(event)
+    return kind == "user_input" or (kind not in _KNOWN and event.get("role") == "user")
+
+
+def is_assistant_text(event: Event) -> bool:
+    kind = etype(event)
+    return kind in ("assistant_output", "role_output") or (
+        kind not in _KNOWN and event.get("role") == "assistant"
+    )
+
+
+# --------------------------------------------------------------------------- tool calls
+
+_EDIT_RE = re.compile(
+    r"write|edit|creat|patch|replace|insert|append|modif|update|save|renam|move|delet|remov|"
+    r"mkdir|touch|apply|multi_?edit|str_replace",
+    re.IGNORECASE,
+)
+_COMMAND_RE = re.compile(
+    r"^(?:bash|shell|sh|zsh|exec|execute|run|run_?command|run_?shell|terminal|cmd|command|"
+    r"powershell|local_shell|container\.exec|run_?terminal_?cmd|execute_?command)$",
+    re.IGNORECASE,
+)
+_COMMAND_HINT_RE = re.compile(r"bash|shell|exec|run|terminal|command|script", re.IGNORECASE)
+_READ_RE = re.compile(
+    r"read|view|cat|open|^ls$|list|grep|find|glob|search|lookup|show|get_?file|head|tail|"
+    r"inspect|fetch|browse",
+    re.IGNORECASE,
+)
+_PATH_KEYS = (
+    "path",
+    "file_path",
+    "filepath",
+    "filename",
+    "file",
+    "target",
+    "target_file",
+    "target_path",
+    "dest",
+    "destination",
+    "new_path",
+    "old_path",
+    "source",
+    "src",
+    "dir",
+    "directory",
+    "notebook_path",
+)
+_PATHS_KEYS = ("paths", "files", "file_paths", "targets")
+_COMMAND_KEYS = ("command", "cmd", "script", "commands", "code", "input")
+_PATCH_KEYS = ("patch", "diff", "input", "content")
+_PATCH_HEADER_RE = re.compile(
+    r"^(?:\*\*\* (?:Update|Add|Delete) File: (.+)|\+\+\+ (?:b/)?(\S+)|--- (?:a/)?(\S+)"
+    r"|\*\*\* Move to: (.+))\s*$",
+    re.MULTILINE,
+)
+_READ_COMMANDS = frozenset({"view", "read", "cat", "open", "show", "list", "ls"})
+
+
+def parse_arguments(args: Any) -> Any:
+    """Tool-call arguments as an object when they are a JSON object string."""
+    if isinstance(args, str):
+        stripped = args.strip()
+        if stripped.startswith("{"):
+            try:
+                return json.loads(stripped)
+            except ValueError:
+                return args
+    return args
+
+
+def call_arguments(event: Event) -> Any:
+    """A tool call's arguments (`arguments`, else an object `content`), parsed."""
+    args = event.get("arguments")
+    if args is None and isinstance(event.get("content"), dict):
+        args = event["content"]
+    return parse_arguments(args)
+
+
+def tool_name(event: Event) -> str:
+    name = event.get("name")
+    return one_line(name)[:60] if isinstance(name, str) and name.strip() else "tool"
+
+
+def _add(items: list[str], item: str, cap: int = 1_000) -> None:
+    if item and item not in items and len(items) < cap:
+        items.append(item)
+
+
+def _clean_path(value: str) -> str:
+    path = one_line(value).strip("\"'`")
+    if not path or len(path) > 300 or path in ("/dev/null", "."):
+        return ""
+    return path
+
+
+def _paths_from(args: Any) -> list[str]:
+    out: list[str] = []
+    if not isinstance(args, dict):
+        return out
+    for key in _PATH_KEYS:
+        value = args.get(key)
+        if isinstance(value, str):
+            _add(out, _clean_path(value))
+    for key in _PATHS_KEYS:
+        value = args.get(key)
+        if isinstance(value, list):
+            for item in value:
+                if isinstance(item, str):
+                    _add(out, _clean_path(item))
+                elif isinstance(item, dict):
+                    for sub in _paths_from(item):
+                        _add(out, sub)
+    for key in _PATCH_KEYS:
+        value = args.get(key)
+        if isinstance(value, str) and ("*** " in value or "+++ " in value):
+            for path in patch_paths(value):
+                _add(out, path)
+    edits = args.get("edits")
+    if isinstance(edits, list):
+        for item in edits:
+            for sub in _paths_from(item):
+                _add(out, sub)
+    return out
+
+
+def patch_paths(text: str) -> list[str]:
+    """File paths named in unified-diff or apply_patch headers."""
+    out: list[str] = []
+    for match in _PATCH_HEADER_RE.finditer(text[: TEXT_READ_CHARS * 4]):
+        path = next((g for g in match.groups() if g), "")
+        _add(out, _clean_path(path))
+    return out
+
+
+def _command_of(args: Any) -> str:
+    if isinstance(args, str):
+        return one_line(args)
+    if isinstance(args, dict):
+        for key in _COMMAND_KEYS:
+            value = args.get(key)
+            if isinstance(value, str) and value.strip():
+                return one_line(value)
+            if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+                return one_line(" ".join(value))
+    return ""
+
+
+def classify_tool(name: str, arguments: Any) -> tuple[ActionKind, tuple[str, ...]]:
+    """What a tool call did: ("edit", paths), ("command", (command,)), ("read", paths or
+    query) or ("other", argument summary). Judged by the tool's name and its arguments."""
+    args = parse_arguments(arguments)
+    paths = _paths_from(args)
+    sub = args.get("command") if isinstance(args, dict) else None
+    if isinstance(sub, str) and sub.strip().lower() in _READ_COMMANDS and paths:
+        return "read", tuple(paths)
+    if _COMMAND_RE.match(name.strip()):
+        command = _command_of(args)
+        if command:
+            return "command", (command,)
+    if _EDIT_RE.search(name) and paths:
+        return "edit", tuple(paths)
+    if isinstance(args, dict) and not paths:
+        for key in _PATCH_KEYS:
+            value = args.get(key)
+            if isinstance(value, str) and _EDIT_RE.search(name):
+                found = patch_paths(value)
+                if found:
+                    return "edit", tuple(found)
+    if isinstance(args, str) and _EDIT_RE.search(name):
+        found = patch_paths(args)
+        if found:
+            return "edit", tuple(found)
+    if _READ_RE.search(name):
+        if paths:
+            return "read", tuple(paths)
+        query = ""
+        if isinstance(args, dict):
+            for key in ("pattern", "query", "url", "q", "regex", "glob"):
+                value = args.get(key)
+                if isinstance(value, str) and value.strip():
+                    query = one_line(value)
+                    break
+        return "read", (query,) if query else ()
+    if _COMMAND_HINT_RE.search(name) or (
+        isinstance(args, dict) and any(k in args for k in ("command", "cmd"))
+    ):
+        command = _command_of(args)
+        if command:
+            return "command", (command,)
+    if paths:
+        return "other", tuple(paths)
+    return "other", ()
+
+
+# --------------------------------------------------------------------------- results
+
+_ERROR_TEXT_RE = re.compile(
+    r"^\s*(?:error|traceback|exception|fatal|failed|panic)\b|Traceback \(most recent call last\)"
+    r"|\b\w*(?:Error|Exception):",
+    re.IGNORECASE,
+)
+_ERROR_NAME_RE = re.compile(r"\b\w*(?:Error|Exception)\b")
+
+
+def result_error(event: Event) -> str | None:
+    """The error a tool result reports (one line), or None when it did not fail."""
+    text = event_text(event.get("content"))[:RESULT_READ_CHARS]
+    meta = event.get("meta")
+    content = event.get("content")
+    failed = isinstance(meta, dict) and bool(meta.get("error") or meta.get("is_error"))
+    if isinstance(content, dict):
+        if content.get("error") or content.get("is_error") or content.get("ok") is False:
+            failed = True
+        status = content.get("status")
+        if isinstance(status, str) and status.lower() in ("error", "failed", "failure"):
+            failed = True
+        if isinstance(content.get("error"), str | dict):
+            return one_line(event_text(content["error"]))[:160] or "error"
+    if not failed and not _ERROR_TEXT_RE.search(text[:400]):
+        return None
+    lines = [ln.strip() for ln in clean_text(text).split("\n") if ln.strip()]
+    for line in reversed(lines):
+        if _ERROR_NAME_RE.search(line):
+            return one_line(line)[:160]
+    return one_line(lines[0])[:160] if lines else "error"
+
+
+# --------------------------------------------------------------------------- runs
+
+
+@dataclass(frozen=True)
+class Action:
+    """One tool call: its kind, the tool's name, its targets (paths, or the command)."""
+
+    kind: ActionKind
+    tool: str
+    targets: tuple[str, ...]
+    error: str | None = None
+    pending: bool = False
+
+
+@dataclass
+class Run:
+    """One request and what followed it inside a span."""
+
+    request: str = ""
+    """The request, one line, cleaned, whole (callers shorten it)."""
+    continued: bool = False
+    """The run began before the span (its user_input is in an earlier chunk or pinned)."""
+    carried: bool = False
+    """Request or actions were read back from a synthetic event or an earlier summary."""
+    start: int = 0
+    end: int = 0
+    request_event_id: str | None = None
+    actions: list[Action] = field(default_factory=list)
+    carried_edits: list[str] = field(default_factory=list)
+    carried_commands: list[str] = field(default_factory=list)
+    carried_reads: list[str] = field(default_factory=list)
+    outcome: str = ""
+    """The last assistant text of the run (one line), "" when none."""
+    error: str | None = None
+    """The last error, when the run ended on one (no successful result after it)."""
+    said: list[str] = field(default_factory=list)
+    """The user's and the agent's own words (cleaned, not flattened)."""
+    used: list[str] = field(default_factory=list)
+    """Tool-call arguments as text."""
+    pending: list[str] = field(default_factory=list)
+    """Tool calls (name(args)) whose result is not in the span."""
+    context: list[str] = field(default_factory=list)
+    """System and screen events of the run, one line each (`(screen) …`, `(system) …`)."""
+
+    def _targets(self, kind: ActionKind, carried: list[str]) -> list[str]:
+        out: list[str] = []
+        for item in carried:
+            _add(out, item)
+        for action in self.actions:
+            if action.kind == kind:
+                for target in action.targets:
+                    _add(out, target)
+        return out
+
+    @property
+    def edits(self) -> list[str]:
+        """Paths written, edited or created, whole, as the agent wrote them, first-seen order."""
+        return self._targets("edit", self.carried_edits)
+
+    @property
+    def commands(self) -> list[str]:
+        return self._targets("command", self.carried_commands)
+
+    @property
+    def reads(self) -> list[str]:
+        return self._targets("read", self.carried_reads)
+
+    @property
+    def others(self) -> list[str]:
+        """Names of other tools used (and of tools called without a target), first-seen order."""
+        out: list[str] = []
+        for action in self.actions:
+            if action.kind == "other" or not action.targets:
+                _add(out, action.tool)
+        return out
+
+
+def _results(events: Sequence[Event]) -> dict[str, Event]:
+    out: dict[str, Event] = {}
+    for event in events:
+        call_id = event.get("tool_call_id")
+        if etype(event) == "tool_result" and isinstance(call_id, str):
+            out.setdefault(call_id, event)
+    return out
+
+
+def split_runs(events: Sequence[Event]) -> list[Run]:
+    """The runs of a span, oldest first (see the module docstring)."""
+    runs: list[Run] = []
+    results = _results(events)
+    current: Run | None = None
+    called: set[str] = set()
+
+    def start(index: int, continued: bool) -> Run:
+        run = Run(continued=continued, start=index, end=index + 1)
+        runs.append(run)
+        return run
+
+    for index, event in enumerate(events):
+        kind = etype(event)
+        if is_request(event):
+            text = clean_text(event_text(event.get("content"))[:TEXT_READ_CHARS])
+            current = start(index, False)
+            current.request = one_line(text)
+            eid = event.get("id")
+            current.request_event_id = eid if isinstance(eid, str) else None
+            if text.strip():
+                current.said.append(text)
+            continue
+        if is_summary_event(event):
+            carried = flatten_summary(event_text(event.get("content"))[:TEXT_READ_CHARS])
+            empty = current is not None and not (
+                current.request or current.actions or current.outcome or current.carried
+            )
+            if current is None or (
+                not empty and carried.request and carried.request != current.request
+            ):
+                current = start(index, True)
+            if carried.request:
+                current.request = carried.request
+            current.carried = True
+            current.end = index + 1
+            for path in carried.edits:
+                _add(current.carried_edits, path)
+            for command in carried.commands:
+                _add(current.carried_commands, command)
+            for path in carried.reads:
+                _add(current.carried_reads, path)
+            continue
+        if current is None:
+            current = start(index, True)
+        current.end = index + 1
+        if kind == "tool_call":
+            name = tool_name(event)
+            args = call_arguments(event)
+            action_kind, targets = classify_tool(name, args)
+            used = event_text(args)[:TEXT_READ_CHARS] if args is not None else ""
+            if used:
+                current.used.append(clean_text(used))
+            call_id = event.get("tool_call_id")
+            if isinstance(call_id, str):
+                called.add(call_id)
+            result = results.get(call_id) if isinstance(call_id, str) else None
+            error = result_error(result) if result is not None else None
+            if result is None:
+                current.pending.append(f"{name}({_args_brief(args)})")
+            current.actions.append(
+                Action(action_kind, name, targets, error=error, pending=result is None)
+            )
+            if result is not None:
+                current.error = error
+        elif kind == "tool_result":
+            call_id = event.get("tool_call_id")
+            if not (isinstance(call_id, str) and call_id in called):
+                error = result_error(event)
+                current.actions.append(Action("other", tool_name(event), (), error=error))
+                current.error = error
+        elif is_assistant_text(event):
+            text = clean_text(event_text(event.get("content"))[:TEXT_READ_CHARS])
+            if text.strip():
+                current.said.append(text)
+                current.outcome = one_line(text)
+        else:
+            brief = one_line(event_text(event.get("content"))[:400])[:120]
+            if brief:
+                label = "screen" if kind == "screen_context" else "system"
+                current.context.append(f"({label}) {brief}")
+    return runs
+
+
+def _args_brief(args: Any, max_chars: int = 80) -> str:
+    if isinstance(args, dict):
+        text = ", ".join(
+            f"{k}={v if isinstance(v, str) else compact_json(v)}" for k, v in args.items()
+        )
+    else:
+        text = event_text(args)
+    text = one_line(text)
+    return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
+
+
+# --------------------------------------------------------------------------- summaries
+
+
+@dataclass(frozen=True)
+class Carried:
+    """What an earlier summary (or a synthetic split-turn event) says, labels stripped."""
+
+    request: str = ""
+    edits: tuple[str, ...] = ()
+    commands: tuple[str, ...] = ()
+    reads: tuple[str, ...] = ()
+
+
+def is_summary_text(text: str) -> bool:
+    """Whether text is one of our summaries (two or more of its label lines at line starts)."""
+    starts = {line.strip() for line in text.split("\n")[:200]}
+    hits = sum(1 for label in _SUMMARY_LABELS if label in starts)
+    return hits >= 2 or any(line.startswith(SPLIT_TURN_MARKER) for line in starts)
+
+
+def is_summary_event(event: Event) -> bool:
+    """A synthetic split-turn event, or a system event that holds an earlier summary."""
+    if is_synthetic(event):
+        return True
+    if etype(event) not in ("system_event", None) and event.get("role") != "system":
+        return False
+    content = event.get("content")
+    return isinstance(content, str) and is_summary_text(content[:TEXT_READ_CHARS])
+
+
+def _split_items(value: str) -> list[str]:
+    return [item.strip() for item in value.split(", ") if item.strip() and item.strip() != "…"]
+
+
+def _strip_more(value: str) -> str:
+    return re.sub(r"\s*\(\+\d+ more\)$", "", value)
+
+
+def flatten_summary(text: str) -> Carried:
+    """The request and actions of an earlier summary, read back without its labels.
+
+    The request is the run's own (the last `Original request:` of a split turn, else the last
+    `Request:` / `Continued:` entry, else the first `Goal:` bullet); paths and commands come
+    from `edited:` / `ran:` / `read:` lines.
+    """
+    lines = [line.strip() for line in clean_text(text).split("\n")]
+    request = ""
+    goal = ""
+    edits: list[str] = []
+    commands: list[str] = []
+    reads: list[str] = []
+    for i, line in enumerate(lines):
+        body = line.removeprefix("- ").strip()
+        if line == ORIGINAL_REQUEST_LABEL or line == "Goal:":
+            nxt = next((ln for ln in lines[i + 1 :] if ln), "")
+            value = nxt.removeprefix("- ").strip() if nxt.startswith("- ") else ""
+            if line == ORIGINAL_REQUEST_LABEL:
+                request = value if not value.startswith("(") else request
+            elif not goal and not value.startswith("("):
+                goal = value
+        elif body.startswith((REQUEST_LABEL, CONTINUED_LABEL)):
+            value = body.split(":", 1)[1].strip()
+            if value and not value.startswith("("):
+                request = value
+        elif body.startswith(EDITED_LABEL):
+            for item in _split_items(_strip_more(body[len(EDITED_LABEL) :])):
+                _add(edits, item)
+        elif body.startswith(RAN_LABEL):
+            for item in body[len(RAN_LABEL) :].split(" · "):
+                item = re.sub(r"\s*→ error: .*$", "", item).strip()
+                if item and item != "…":
+                    _add(commands, item)
+        elif body.startswith(READ_LABEL):
+            for item in _split_items(_strip_more(body[len(READ_LABEL) :])):
+                _add(reads, item)
+    if not request:
+        request = goal
+    if not request and not is_summary_text(text):
+        first = next((ln for ln in lines if ln), "")
+        request = one_line(first)[:300]
+    return Carried(request, tuple(edits), tuple(commands), tuple(reads))
+
+
+# --------------------------------------------------------------------------- identifiers
+
+_URL_RE = re.compile(r"https?://[^\s<>\"'`)\]}]+")
+_WIN_PATH_RE = re.compile(r"\b[A-Za-z]:\\[^\s\"'<>|]+")
+_PATH_RE = re.compile(
+    r"(?<![\w/.@-])(?:~|\.{1,2})?/?(?:[\w@.-]+/)+[\w.-]*\w"
+    r"|(?<![\w/.-])[\w-]+(?:\.[\w-]+)*\.(?:py|pyi|js|mjs|cjs|ts|tsx|jsx|json|jsonl|yaml|yml|"
+    r"md|txt|toml|cfg|ini|sh|go|rs|java|kt|c|h|cc|cpp|hpp|html|css|scss|log|csv|sql|xml|lock|"
+    r"env|conf|rb|php|swift|vue|svelte|proto|ipynb|gradle|dart|lua|zig|ex|exs)\b"
+)
+_ERROR_NAME_ONLY_RE = re.compile(r"\b[A-Z]\w*(?:Error|Exception|Fault|Warning)\b")
+_IDENT_RE = re.compile(
+    r"`([^`\n]{2,80})`"
+    r"|(?<![\w.])([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+)(?:\(\))?(?![\w])"
+    r"|\b([A-Za-z_][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+)\b"
+    r"|\b([a-z]+[A-Z][A-Za-z0-9]*|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*)\b"
+    r"|(?<![\w&])(#\d{1,7})\b"
+    r"|\b([A-Z][A-Z0-9]{1,9}-\d{1,7})\b"
+)
+_HASH_RE = re.compile(r"^(?=.*\d)(?=.*[a-f])[0-9a-f]{7,}$")
+_NOISE_WORDS = frozenset({"e.g", "i.e", "etc", "vs", "a.m", "p.m"})
+_IMPORT_LINE_RE = re.compile(
+    r"^\s*(?:from\s+\S+\s+import\b|import\s+[\w.{*]|#include\b|use\s+\w+::|require\(|"
+    r"const\s+\w+\s*=\s*require\()"
+)
+
+
+def _noise(token: str) -> bool:
+    if re.fullmatch(r"#\d+", token):
+        return False
+    bare = token.strip("`")
+    if not bare or bare.lower() in _NOISE_WORDS:
+        return True
+    if _HASH_RE.match(bare.lower()):
+        return True
+    if re.fullmatch(r"[\d.,:x×/ -]+", bare):  # numbers, coordinates, dates, sizes
+        return True
+    return bool(re.fullmatch(r"\d+(?:\.\d+)*[a-z]{0,3}", bare))
+
+
+def extract_identifiers(text: str, *, limit: int = 200) -> list[str]:
+    """Identifiers in text, first-seen order: URLs, paths and file names, error names, dotted,
+    snake_case and CamelCase names, backticked names, issue ids (#123, ABC-123). Numbers,
+    coordinates and hashes are noise and left out."""
+    out: list[str] = []
+    if not text:
+        return out
+    rest = clean_text(text)
+    for match in _URL_RE.finditer(rest):
+        _add(out, match.group(0).rstrip(".,;:!?"), limit)
+    rest = _URL_RE.sub(" ", rest)
+    for match in _WIN_PATH_RE.finditer(rest):
+        _add(out, match.group(0).rstrip(".,;:"), limit)
+    rest = _WIN_PATH_RE.sub(" ", rest)
+    for match in _PATH_RE.finditer(rest):
+        path = match.group(0).rstrip(".,;:")
+        if ("/" in path or "." in path) and not _noise(path) and "//" not in path:
+            _add(out, path, limit)
+    rest = _PATH_RE.sub(" ", rest)
+    for match in _ERROR_NAME_ONLY_RE.finditer(rest):
+        _add(out, match.group(0), limit)
+    for match in _IDENT_RE.finditer(rest):
+        ident = next(g for g in match.groups() if g).strip()
+        if not _noise(ident) and len(ident) >= 3:
+            _add(out, ident, limit)
+    return out
+
+
+def _without_imports(text: str) -> str:
+    return "\n".join(line for line in text.split("\n") if not _IMPORT_LINE_RE.match(line))
+
+
+def ranked_identifiers(events: Sequence[Event], *, limit: int = 200) -> list[str]:
+    """Identifiers of a span, most salient first: what the user and the agent said (their
+    words), then what the agent used (tool-call arguments), then what tool results showed
+    (import lines of file contents skipped)."""
+    said: list[str] = []
+    used: list[str] = []
+    shown: list[str] = []
+    for event in events:
+        if is_summary_event(event):
+            continue
+        kind = etype(event)
+        if kind == "tool_call":
+            args = call_arguments(event)
+            if args is not None:
+                used.append(event_text(args)[:TEXT_READ_CHARS])
+        elif kind in ("tool_result", "screen_context"):
+            shown.append(_without_imports(event_text(event.get("content"))[:RESULT_READ_CHARS]))
+        elif is_request(event) or is_assistant_text(event):
+            said.append(event_text(event.get("content"))[:TEXT_READ_CHARS])
+    out: list[str] = []
+    for group in (said, used, shown):
+        for text in group:
+            for ident in extract_identifiers(text, limit=limit):
+                _add(out, ident, limit)
+    return out
+
+
+def said_and_used_identifiers(events: Iterable[Event], *, limit: int = 1000) -> list[str]:
+    """Identifiers of the user's and agent's words and tool-call arguments only (what the
+    quality figures call "said/used"), first-seen order."""
+    out: list[str] = []
+    for event in events:
+        if is_summary_event(event):
+            continue
+        if etype(event) == "tool_call":
+            args = call_arguments(event)
+            text = event_text(args)[:TEXT_READ_CHARS] if args is not None else ""
+        elif is_request(event) or is_assistant_text(event):
+            text = event_text(event.get("content"))[:TEXT_READ_CHARS]
+        else:
+            continue
+        for ident in extract_identifiers(text, limit=limit):
+            _add(out, ident, limit)
+    return out
