@@ -62,6 +62,8 @@ class Task:
     symbols: list[str]
     error: str
     steps: int
+    names: tuple[str, ...] = ()
+    """More names of the code base (helpers, classes, tests, settings) the agent meets."""
 
 
 TASKS = [
@@ -76,6 +78,22 @@ TASKS = [
         ["TimeDelta", "_serialize", "_deserialize", "timedelta_to_microseconds", "precision"],
         "AssertionError: assert 344 == 345",
         72,
+        (
+            "_bind_to_schema",
+            "Field._validate_missing",
+            "NaiveDateTime",
+            "AwareDateTime",
+            "from_iso_timedelta",
+            "MARSHMALLOW_STRICT_TIMEDELTA",
+            "test_timedelta_field_serialization",
+            "test_timedelta_precision_rounding",
+            "ValidationError",
+            "missing_",
+            "serialization_type",
+            "_format_num",
+            "BaseSchema.dump",
+            "resolve_field_instance",
+        ),
     ),
     Task(
         "sqlfluff__sqlfluff-2419",
@@ -98,6 +116,24 @@ TASKS = [
         ["LintFix", "apply_fixes", "compute_anchor_edit_info", "_eval", "is_valid_fix"],
         "sqlfluff.core.errors.SQLLintError: Loop limit on fixes reached [10].",
         118,
+        (
+            "BaseSegment.apply_fixes",
+            "FixPatch",
+            "generate_source_patches",
+            "iter_patches",
+            "fix_even_unparsable",
+            "LintedFile.fix_string",
+            "RuleContext",
+            "FunctionNameSegment",
+            "Rule_L060",
+            "test__rules__std_L060_nested",
+            "loop_limit",
+            "_check_rules",
+            "anchor_info",
+            "SQLParseError",
+            "fix_utils.fixes_from_results",
+            "dialect_selector",
+        ),
     ),
     Task(
         "pydicom__pydicom-1694",
@@ -116,6 +152,26 @@ TASKS = [
         ["to_json_dict", "suppress_invalid_tags", "json_element", "BulkDataURIHandler", "IS"],
         "ValueError: Could not convert value '20' to VR 'IS' in element (0020,0013)",
         164,
+        (
+            "DataElement.from_json",
+            "bulk_data_element_handler",
+            "json_dumps",
+            "Dataset.from_json",
+            "RawDataElement",
+            "convert_to_python_number",
+            "settings.reading_validation_mode",
+            "InvalidDicomError",
+            "BinaryValueType",
+            "test_suppress_invalid_tags",
+            "test_json_roundtrip_is_vr",
+            "JSON_VALUE_KEYS",
+            "_BUFFERABLE_VRS",
+            "dictionary_VR",
+            "PersonName.from_named_components",
+            "validate_value",
+            "MultiValue",
+            "keyword_for_tag",
+        ),
     ),
 ]
 
@@ -165,11 +221,20 @@ class SweRun:
         self.files: dict[str, str] = {}
         self.cost = 0.0
 
+    def names_of(self, path: str) -> list[str]:
+        """The names defined in one file: a stable share of the task's names."""
+        pool = [n.rsplit(".", 1)[-1] for n in self.task.symbols + list(self.task.names)]
+        local = random.Random(f"{self.task.instance_id}:{path}")
+        return local.sample(pool, min(len(pool), local.randint(4, 8)))
+
     def content(self, path: str) -> str:
         if path not in self.files:
             n = self.rng.randint(80, 260)
-            self.files[path] = py_code(path, self.task.symbols, self.rng, n)
+            self.files[path] = py_code(path, self.names_of(path), self.rng, n)
         return self.files[path]
+
+    def name(self) -> str:
+        return pick(self.rng, self.task.symbols + list(self.task.names))
 
     def say(self, role: str, content: str) -> None:
         self.messages.append({"role": role, "content": content})
@@ -213,7 +278,7 @@ class SweRun:
         shown = "\n".join(f"{i:6d}\t{ln}" for i, ln in enumerate(lines[a - 1 : b], start=a))
         self.act(
             f"Let me look at {path} around line {a} to see how "
-            f"`{pick(self.rng, self.task.symbols)}` is implemented.",
+            f"`{pick(self.rng, self.names_of(path))}` is implemented.",
             f"nl -ba {path} | sed -n '{a},{b}p'",
             shown,
         )
@@ -225,13 +290,13 @@ class SweRun:
                 if sym in ln:
                     hits.append(f"{p}:{i + 1}:{ln}")
         self.act(
-            f"I need to find where `{sym}` is used.",
+            f"I need to find where `{sym}` is used; `{self.name()}` may depend on it.",
             f'grep -rn "{sym}" src/ | head -40',
             "\n".join(hits[:40]),
         )
 
     def sed_edit(self, path: str) -> None:
-        sym = pick(self.rng, self.task.symbols)
+        sym = pick(self.rng, self.names_of(path))
         old = "return int(value.total_seconds() / base_unit.total_seconds())"
         new = "return round(value.total_seconds() / base_unit.total_seconds())"
         self.files[path] = self.content(path).replace(old, new, 1)
@@ -243,7 +308,7 @@ class SweRun:
         )
 
     def heredoc_edit(self, path: str) -> None:
-        sym = pick(self.rng, self.task.symbols)
+        sym = pick(self.rng, self.names_of(path))
         body = py_code(path, [sym, f"{sym}_checked"], self.rng, 40)
         self.files[path] = self.content(path) + "\n" + body
         self.act(
@@ -253,7 +318,7 @@ class SweRun:
         )
 
     def python_edit(self, path: str) -> None:
-        sym = pick(self.rng, self.task.symbols)
+        sym = pick(self.rng, self.names_of(path))
         script = (
             f"import re\np = '{path}'\ns = open(p).read()\n"
             f"s = s.replace('def {sym}(self, value', 'def {sym}(self, value, *, strict=False', 1)\n"
@@ -345,7 +410,7 @@ class SweRun:
             if phase < 2 and r < 0.5:
                 self.view(pick(rng, t.source + t.support))
             elif r < 0.62:
-                self.grep(pick(rng, t.symbols))
+                self.grep(self.name().rsplit(".", 1)[-1])
             elif r < 0.74:
                 path = pick(rng, t.source)
                 pick_edit = rng.randrange(3)
