@@ -1,19 +1,33 @@
-"""Recall over compacted history (contract §9): BM25 over chunk summaries and event text.
+"""Recall over compacted history (contract §9): ranking over chunk summaries and event text.
 
 Pure: the manager hands in documents (indexed chunks with source "active", pending evidence with
-source "pending"); nothing here reads a file. The source of a result is whatever its document
-said; a chunk id is opaque and never used to guess it.
+source "pending") or a persistent corpus (core/recall_index.py) that answers the same
+questions; nothing here reads a file. The source of a result is whatever its document said; a
+chunk id is opaque and never used to guess it.
 
 Tokenization (the same for documents and queries), after NFKC and lowercasing:
 
 - Latin/alphanumeric text: words split on every non-alphanumeric character (so `src/app_main.py`
-  gives `src`, `app`, `main`, `py`); a compound of several parts joined by `_ . - / : @` is also
-  kept whole (`src/app_main.py`, `parse_config`, `3.14`), so an exact identifier outranks a text
-  that only has its parts.
+  gives `src`, `app`, `main`, `py`); CamelCase words also give their parts (`UnicodeDecodeError`
+  gives `unicodedecodeerror`, `unicode`, `decode`, `error`).
+- Identifiers: a compound of several parts joined by `_ . - / : @` is kept whole
+  (`src/app_main.py`, `3.14`), and so is each joined piece inside it: split on `/ : @` first
+  (`node:internal/modules/run_main:98:5` gives `run_main`), then on `.` and `-`
+  (`apply_fix.py` gives `apply_fix`). A query's whole identifiers weigh more than plain words,
+  so an exact identifier outranks a text that only has its parts.
 - English function words (`STOPWORDS`) are left out as single terms; they still count inside
   a compound.
 - CJK (the Han, kana and Hangul ranges of contract §3): character bigrams of each run, and the
   character itself for a run of one.
+
+Scoring is BM25 at the event level, aggregated per chunk: every event (and the summary) is a
+unit with its own length normalisation; a chunk's score for a term is its best unit's weight
+plus a small, saturating share of the others'. So one unique hit in a 278-event chunk is not
+drowned by the chunk's length, and a chunk that says a word 50 times does not win by that
+alone. The per-(term, chunk) figures are quantised integers computed from the chunk alone, so
+a persisted index and a fresh in-memory build give equal answers. Phrases (a quoted part of the
+query, or the whole query when it has several words) lift the chunks that hold them verbatim
+above those that only share words.
 """
 
 from __future__ import annotations
@@ -23,9 +37,9 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from core.errors import BadInputError
 from core.events import Event
@@ -36,7 +50,21 @@ SOURCES: frozenset[str] = frozenset({"active", "pending"})
 
 BM25_K1 = 1.2
 BM25_B = 0.75
+UNIT_AVG_TERMS = 40.0
+"""The average unit length BM25's normalisation assumes: fixed, so a chunk's figures do not
+depend on the other chunks (an index grown chunk by chunk equals one built at once)."""
+REST_SHARE = 0.5
+REST_K = 2.0
+"""The other units' part of a chunk's score for a term: REST_SHARE * rest / (rest + REST_K),
+so it never exceeds half of one more perfect unit."""
+IDENTIFIER_WEIGHT = 2.0
+"""How much more a whole identifier of the query (a compound or a CamelCase word) counts
+than a plain word or a part."""
+WEIGHT_SCALE = 1000
+"""Unit weights (0..1) are stored as integers in thousandths."""
 MAX_MATCHED_EVENTS = 20
+PHRASE_WINDOW = 10
+"""Candidates (beyond the limit, at least this many) checked for a verbatim phrase."""
 
 _CJK = (
     "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
@@ -48,6 +76,15 @@ _JOINED = re.compile(r"(?<![^\W_])[^\W_]++(?:[_.\-/:@]++[^\W_]++)+")
 """Words joined by `_ . - / : @` (`app_main.log`, `user@host`): kept whole besides their parts.
 Run on text with its CJK blanked out; it starts only at a word's start and never backtracks
 into a word (possessive), so a scan is linear in the text."""
+_OUTER_SPLIT = re.compile(r"[/:@]+")
+_INNER_SPLIT = re.compile(r"[.\-]+")
+_JOINERS = re.compile(r"[_.\-/:@]")
+_CAMEL_WORD = re.compile(
+    r"(?<![A-Za-z0-9])[A-Za-z0-9]*?(?:[a-z0-9][A-Z]|[A-Z]{2}[a-z])[A-Za-z0-9]*"
+)
+_CAMEL_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_QUOTED = re.compile(r"\"([^\"]+)\"|“([^”]+)”")
+_SPACES = re.compile(r"\s+")
 STOPWORDS = frozenset(
     [
         "a",
@@ -127,14 +164,26 @@ def normalize(text: str) -> str:
 
 
 def tokenize(text: str) -> list[str]:
-    """Search terms of a text, in order, duplicates kept (term frequency counts them)."""
-    return _tokens(normalize(text))
+    """Search terms of a text, in order of kind, duplicates kept (term frequency counts them)."""
+    return _terms(unicodedata.normalize("NFKC", text))
+
+
+def _terms(nfkc: str) -> list[str]:
+    """The terms of an NFKC text: its lowercased words and compounds, plus CamelCase parts
+    (found on the original case)."""
+    tokens = _tokens(nfkc.lower())
+    if not nfkc.islower() and not nfkc.isupper():
+        for word in _CAMEL_WORD.findall(nfkc):
+            parts = [p.lower() for p in _CAMEL_PART.findall(word)]
+            if len(parts) > 1:
+                tokens.extend(p for p in parts if p not in STOPWORDS)
+    return tokens
 
 
 def _tokens(text: str) -> list[str]:
     """CJK bigrams (a lone character as itself), then every word that is not a stop word, then
-    every joined compound (`app_main.log`, `a/b`) whole: the same terms a walk over each
-    compound and its parts gives, found by whole-text regex scans instead (5x faster)."""
+    every joined compound (`app_main.log`, `a/b`) whole and its joined pieces: found by
+    whole-text regex scans rather than a walk over each compound."""
     tokens: list[str] = []
     if not text.isascii():
         for run in _CJK_RUN.findall(text):
@@ -145,8 +194,59 @@ def _tokens(text: str) -> list[str]:
         text = _CJK_RUN.sub(" ", text)
     stop = STOPWORDS
     tokens.extend([part for part in _PART.findall(text) if part not in stop])
-    tokens.extend(_JOINED.findall(text))
+    for joined in _JOINED.findall(text):
+        tokens.append(joined)
+        tokens.extend(_pieces(joined))
     return tokens
+
+
+def _pieces(joined: str) -> list[str]:
+    """The joined pieces inside a compound, itself left out: `a/b_c.d:9` gives `b_c.d`,
+    `b_c`. Split on `/ : @` first, then on `.` and `-`; a piece without a joiner is a plain
+    part (already a term)."""
+    out: list[str] = []
+    seen = {joined}
+    for seg in _OUTER_SPLIT.split(joined):
+        if seg not in seen and _JOINERS.search(seg):
+            seen.add(seg)
+            out.append(seg)
+        for piece in _INNER_SPLIT.split(seg):
+            if piece not in seen and "_" in piece:
+                seen.add(piece)
+                out.append(piece)
+    return out
+
+
+@dataclass(frozen=True)
+class QueryTerms:
+    """What a query searches for: each distinct term with its weight, and its phrases
+    (normalized, blanks collapsed)."""
+
+    weights: dict[str, float]
+    phrases: tuple[str, ...]
+
+
+def query_terms(query: str) -> QueryTerms:
+    """Terms of a query (whole identifiers weigh IDENTIFIER_WEIGHT) and its phrases: each
+    quoted part, else the whole query when it has blanks between words."""
+    nfkc = unicodedata.normalize("NFKC", query)
+    weights: dict[str, float] = {}
+    for term in _terms(nfkc):
+        weights.setdefault(term, 1.0)
+    for word in _CAMEL_WORD.findall(nfkc):
+        if len(_CAMEL_PART.findall(word)) > 1:
+            weights[word.lower()] = IDENTIFIER_WEIGHT
+    for term in weights:
+        if _JOINERS.search(term) and len(term) > 1:
+            weights[term] = IDENTIFIER_WEIGHT
+    quoted = [a or b for a, b in _QUOTED.findall(nfkc)]
+    candidates = quoted if quoted else [nfkc]
+    phrases = []
+    for text in candidates:
+        phrase = _SPACES.sub(" ", text.lower()).strip(" \"'“”")
+        if " " in phrase and _tokens(phrase):
+            phrases.append(phrase)
+    return QueryTerms(weights, tuple(dict.fromkeys(phrases)))
 
 
 def event_search_text(event: Event) -> str:
@@ -195,15 +295,22 @@ class RecallHit:
     summary: str
     events: list[Event]
     """The chunk's events whose own text has a query term, in order, at most 20."""
+    session_id: str | None = None
+    """Set by a search over several sessions (`recall --all-sessions`): the session it is from."""
+    archived: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "chunk_id": self.chunk_id,
             "source": self.source,
             "score": round(self.score, 4),
             "summary": self.summary,
             "events": list(self.events),
         }
+        if self.session_id is not None:
+            out["session_id"] = self.session_id
+            out["archived"] = self.archived
+        return out
 
 
 @dataclass(frozen=True)
@@ -223,23 +330,85 @@ class RecallResult:
         }
 
 
+TermStats = dict[str, tuple[int, int]]
+"""term -> (best unit's weight, sum of all units' weights), in thousandths."""
+
+
 @dataclass(frozen=True)
 class AnalyzedDoc:
-    """A document with its term counts: the expensive part of indexing, done once per
-    document and reused when the index around it changes."""
+    """A document with its per-term figures: the expensive part of indexing, done once per
+    document and reused (or stored) when the index around it changes."""
 
     doc: RecallDoc
-    counts: dict[str, int]
-    length: int
+    stats: TermStats
+
+
+def unit_weights(text: str) -> dict[str, int]:
+    """BM25 term weights of one unit (an event or a summary), in thousandths: tf / (tf + norm)
+    with the unit's own length against UNIT_AVG_TERMS."""
+    counts = Counter(_terms(unicodedata.normalize("NFKC", text)))
+    if not counts:
+        return {}
+    length = sum(counts.values())
+    norm = BM25_K1 * (1.0 - BM25_B + BM25_B * length / UNIT_AVG_TERMS)
+    return {t: round(WEIGHT_SCALE * tf / (tf + norm)) or 1 for t, tf in counts.items()}
+
+
+def analyze_texts(summary: str, texts: Iterable[str]) -> TermStats:
+    """Per-term (best, sum) over the summary and every text."""
+    best: dict[str, int] = {}
+    total: dict[str, int] = {}
+    for text in (summary, *texts):
+        for term, w in unit_weights(text).items():
+            old = best.get(term)
+            if old is None:
+                best[term] = total[term] = w
+            else:
+                if w > old:
+                    best[term] = w
+                total[term] += w
+    return {t: (best[t], total[t]) for t in best}
 
 
 def analyze(doc: RecallDoc) -> AnalyzedDoc:
-    """Term counts of the summary and every event; a document with `load` drops its events."""
-    counts = Counter(tokenize(doc.summary))
-    for event in doc.events:
-        counts.update(_tokens(normalize(event_search_text(event))))
+    """Term figures of the summary and every event; a document with `load` drops its events."""
+    stats = analyze_texts(doc.summary, (event_search_text(e) for e in doc.events))
     kept = replace(doc, events=()) if doc.load is not None else doc
-    return AnalyzedDoc(kept, dict(counts), sum(counts.values()))
+    return AnalyzedDoc(kept, stats)
+
+
+def term_score(idf: float, best: int, total: int) -> float:
+    """A chunk's score for one term: the best unit plus a saturating share of the rest."""
+    rest = (total - best) / WEIGHT_SCALE
+    return idf * (BM25_K1 + 1.0) * (best / WEIGHT_SCALE + REST_SHARE * rest / (rest + REST_K))
+
+
+def idf(n_docs: int, df: int) -> float:
+    return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+
+
+Posting = tuple[Hashable, int, int]
+"""(document key, best, total) for one term."""
+
+
+class Corpus(Protocol):
+    """What a search needs of an index: the in-memory `RecallIndex` and the persistent
+    `core.recall_index.PersistentRecallIndex` both answer it."""
+
+    def doc_count(self) -> int: ...
+
+    def postings(self, terms: Sequence[str]) -> Mapping[str, Sequence[Posting]]: ...
+
+    def doc(self, key: Hashable) -> RecallDoc: ...
+
+
+@dataclass(frozen=True)
+class Part:
+    """One corpus of a search and the session its results are from (None: not said)."""
+
+    corpus: Corpus
+    session_id: str | None = None
+    archived: bool = False
 
 
 class RecallIndex:
@@ -251,7 +420,8 @@ class RecallIndex:
 
     def __init__(self, docs: Iterable[RecallDoc | AnalyzedDoc] = ()) -> None:
         self._analyzed: list[AnalyzedDoc] = []
-        self._postings: dict[str, list[tuple[int, int]]] = {}
+        self._postings: dict[str, list[Posting]] = {}
+        self.docs: list[RecallDoc] = []
         self._add([d if isinstance(d, AnalyzedDoc) else analyze(d) for d in docs])
 
     def _add(self, analyzed: Sequence[AnalyzedDoc]) -> None:
@@ -260,17 +430,13 @@ class RecallIndex:
         for a in analyzed:
             index = len(self._analyzed)
             self._analyzed.append(a)
-            for term, tf in a.counts.items():
+            for term, (best, total) in a.stats.items():
                 if term in own:
-                    postings[term].append((index, tf))
+                    postings[term].append((index, best, total))
                 else:
-                    postings[term] = [*postings.get(term, ()), (index, tf)]
+                    postings[term] = [*postings.get(term, ()), (index, best, total)]
                     own.add(term)
-        self.docs: list[RecallDoc] = [a.doc for a in self._analyzed]
-        lengths = [a.length for a in self._analyzed]
-        total = sum(lengths)
-        avgdl = total / len(lengths) if total else 1.0
-        self._norms = [BM25_K1 * (1.0 - BM25_B + BM25_B * n / avgdl) for n in lengths]
+        self.docs = [a.doc for a in self._analyzed]
 
     @classmethod
     def build(cls, docs: Iterable[RecallDoc | AnalyzedDoc]) -> RecallIndex:
@@ -291,55 +457,121 @@ class RecallIndex:
     def __len__(self) -> int:
         return len(self.docs)
 
+    def doc_count(self) -> int:
+        return len(self.docs)
+
+    def postings(self, terms: Sequence[str]) -> Mapping[str, Sequence[Posting]]:
+        return {t: self._postings[t] for t in terms if t in self._postings}
+
+    def doc(self, key: Hashable) -> RecallDoc:
+        assert isinstance(key, int)
+        return self.docs[key]
+
     def search(self, query: str, limit: int = 5) -> RecallResult:
         """Best documents first (score desc, then chunk id); only scores above 0."""
-        if limit < 1:
-            raise BadInputError(f"recall: limit must be at least 1, got {limit}")
-        terms = list(dict.fromkeys(tokenize(query)))
-        if not terms or not self.docs:
-            return RecallResult([], 0)
-        n_docs = len(self.docs)
-        scores: dict[int, float] = {}
-        for term in terms:
-            postings = self._postings.get(term)
-            if not postings:
-                continue
-            df = len(postings)
-            idf = math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
-            weight = idf * (BM25_K1 + 1.0)
-            norms = self._norms
-            for index, tf in postings:
-                scores[index] = scores.get(index, 0.0) + weight * tf / (tf + norms[index])
-        docs = self.docs
-        ranked = heapq.nsmallest(
-            limit,
-            ((i, s) for i, s in scores.items() if s > 0.0),
-            key=lambda item: (-item[1], docs[item[0]].chunk_id, docs[item[0]].source),
-        )
-        matcher = _matcher([t for t in terms if t in self._postings])
-        hits = [
-            RecallHit(
-                chunk_id=self.docs[index].chunk_id,
-                source=self.docs[index].source,
-                score=score,
-                summary=self.docs[index].summary,
-                events=self._matched_events(index, matcher),
-            )
-            for index, score in ranked
-        ]
-        return RecallResult.of(hits)
+        return search([Part(self)], query, limit)
 
-    def _matched_events(self, index: int, matcher: Callable[[str], bool] | None) -> list[Event]:
-        if matcher is None:
-            return []
-        doc = self.docs[index]
-        out: list[Event] = []
-        for event in doc.current_events():
-            if matcher(normalize(event_search_text(event))):
-                out.append(event)
-                if len(out) >= MAX_MATCHED_EVENTS:
-                    break
-        return out
+
+def search(parts: Sequence[Part], query: str, limit: int = 5) -> RecallResult:
+    """Rank the documents of every part together (one idf over all of them): best first
+    (score desc, then chunk id, source and session), only scores above 0; the chunks that hold
+    a phrase of the query verbatim are lifted above the rest of the first candidates."""
+    if limit < 1:
+        raise BadInputError(f"recall: limit must be at least 1, got {limit}")
+    q = query_terms(query)
+    terms = list(q.weights)
+    if not terms:
+        return RecallResult([], 0)
+    n_docs = sum(p.corpus.doc_count() for p in parts)
+    if not n_docs:
+        return RecallResult([], 0)
+    lists = [p.corpus.postings(terms) for p in parts]
+    scores: dict[tuple[int, Hashable], float] = {}
+    found: set[str] = set()
+    for term in terms:
+        df = sum(len(pl.get(term, ())) for pl in lists)
+        if not df:
+            continue
+        found.add(term)
+        term_idf = idf(n_docs, df) * q.weights[term]
+        for i, pl in enumerate(lists):
+            for key, best, total in pl.get(term, ()):
+                k = (i, key)
+                scores[k] = scores.get(k, 0.0) + term_score(term_idf, best, total)
+    if not scores:
+        return RecallResult([], 0)
+    docs: dict[tuple[int, Hashable], RecallDoc] = {}
+
+    def doc_of(k: tuple[int, Hashable]) -> RecallDoc:
+        d = docs.get(k)
+        if d is None:
+            d = docs[k] = parts[k[0]].corpus.doc(k[1])
+        return d
+
+    def order(item: tuple[tuple[int, Hashable], float]) -> tuple[float, str, str, str]:
+        d = doc_of(item[0])
+        return (-item[1], d.chunk_id, d.source, parts[item[0][0]].session_id or "")
+
+    window = limit + PHRASE_WINDOW if q.phrases else limit
+    top = heapq.nlargest(window, (s for s in scores.values() if s > 0.0))
+    if not top:
+        return RecallResult([], 0)
+    floor = top[-1]  # every tie at the window's edge is a candidate: ids break ties
+    ranked = sorted(((k, s) for k, s in scores.items() if s >= floor), key=order)[:window]
+    loaded: dict[tuple[int, Hashable], Sequence[Event]] = {}
+
+    def events_of(k: tuple[int, Hashable]) -> Sequence[Event]:
+        if k not in loaded:
+            loaded[k] = doc_of(k).current_events()
+        return loaded[k]
+
+    if q.phrases and ranked:
+        lift = ranked[0][1]
+        ranked = sorted(
+            (
+                (k, s + lift if _holds_phrase(doc_of(k), events_of(k), q.phrases) else s)
+                for k, s in ranked
+            ),
+            key=order,
+        )
+    hits: list[RecallHit] = []
+    matcher = _matcher([t for t in terms if t in found])
+    for k, score in ranked[:limit]:
+        d = doc_of(k)
+        part = parts[k[0]]
+        hits.append(
+            RecallHit(
+                chunk_id=d.chunk_id,
+                source=d.source,
+                score=score,
+                summary=d.summary,
+                events=_matched_events(events_of(k), matcher),
+                session_id=part.session_id,
+                archived=part.archived,
+            )
+        )
+    return RecallResult.of(hits)
+
+
+def _flat(text: str) -> str:
+    return _SPACES.sub(" ", normalize(text))
+
+
+def _holds_phrase(doc: RecallDoc, events: Sequence[Event], phrases: Sequence[str]) -> bool:
+    texts = [doc.summary, *(event_search_text(e) for e in events)]
+    return any(_contains_term(_flat(t), p, False) for t in texts for p in phrases)
+
+
+def _matched_events(events: Sequence[Event], matcher: Callable[[str], bool] | None) -> list[Event]:
+    if matcher is None:
+        return []
+    out: list[Event] = []
+    for event in events:
+        if matcher(event_search_text(event)):
+            out.append(event)
+            if len(out) >= MAX_MATCHED_EVENTS:
+                break
+    return out
 
 
 def _is_cjk(ch: str) -> bool:
@@ -371,13 +603,63 @@ def _contains_term(text: str, term: str, cjk: bool) -> bool:
 
 
 def _matcher(terms: list[str]) -> Callable[[str], bool] | None:
-    """A test for "this normalized text holds one of the terms" (substring search, no regex
-    compiled per query)."""
+    """A test for "this text has one of the terms": a substring scan first (most events have
+    none), then the text's own terms, so an event matches exactly when it shares a term."""
     if not terms:
         return None
-    checks = [(term, _CJK_RUN.fullmatch(term) is not None) for term in terms]
+    wanted = set(terms)
 
     def matches(text: str) -> bool:
-        return any(_contains_term(text, term, cjk) for term, cjk in checks)
+        low = normalize(text)
+        if not any(term in low for term in wanted):
+            return False
+        return not wanted.isdisjoint(_terms(unicodedata.normalize("NFKC", text)))
 
     return matches
+
+
+def highlight_spans(text: str, query: str) -> list[tuple[int, int]]:
+    """Where a query's terms and phrases occur in `text` (start, end offsets into `text`
+    itself, merged, in order): for showing a hit, never for ranking. Matching is on the
+    lowercased text; a text whose lowercase changes its length is matched as is."""
+    q = query_terms(query)
+    low = text.lower()
+    if len(low) != len(text):
+        low = text
+    spans: list[tuple[int, int]] = []
+    needles = [*q.phrases, *q.weights]
+    for needle in needles:
+        if not needle:
+            continue
+        cjk = _CJK_RUN.search(needle) is not None
+        at = low.find(needle)
+        while at >= 0:
+            end = at + len(needle)
+            before = low[at - 1] if at > 0 else ""
+            after = low[end] if end < len(low) else ""
+            boundary = cjk or not (
+                (before and _is_word_char(before) and not _camel_edge(text, at))
+                or (after and _is_word_char(after) and not _camel_edge(text, end))
+            )
+            if boundary:
+                spans.append((at, end))
+            at = low.find(needle, at + 1)
+    spans.sort()
+    merged: list[tuple[int, int]] = []
+    for start, end in spans:
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _camel_edge(text: str, at: int) -> bool:
+    """Whether offset `at` is a CamelCase boundary of `text` (`decode` in `UnicodeDecode`)."""
+    if at <= 0 or at >= len(text):
+        return False
+    a, b = text[at - 1], text[at]
+    if a.islower() and b.isupper():
+        return True
+    nxt = text[at + 1] if at + 1 < len(text) else ""
+    return a.isupper() and b.isupper() and nxt.islower()

@@ -75,10 +75,19 @@ def ids(result: RecallResult) -> list[str]:
 
 def test_tokenize_words_identifiers_and_cjk_bigrams() -> None:
     assert tokenize("Open src/app_main.py") == [
-        "open", "src", "app", "main", "py", "src/app_main.py",
+        "open", "src", "app", "main", "py", "src/app_main.py", "app_main.py", "app_main",
     ]  # fmt: skip
+    assert tokenize("node:internal/modules/run_main:98:5") == [
+        "node", "internal", "modules", "run", "main", "98", "5",
+        "node:internal/modules/run_main:98:5", "run_main",
+    ]  # fmt: skip
+    assert tokenize("UnicodeDecodeError") == ["unicodedecodeerror", "unicode", "decode", "error"]
     assert tokenize("网络设置 好") == ["网络", "络设", "设置", "好"]
-    assert tokenize("ＷｉＦｉ") == ["wifi"]  # full-width forms fold to ASCII
+    assert tokenize("ＷｉＦｉ") == [
+        "wifi",
+        "wi",
+        "fi",
+    ]  # full-width folds to ASCII; CamelCase parts
     assert tokenize("...  ---") == []
 
 
@@ -232,11 +241,14 @@ _REF_CJK = (
 
 
 def reference_tokens(text: str) -> list[str]:
-    """Terms as first specified: CJK bigrams, then each compound's parts and the compound."""
+    """Terms as specified: CJK bigrams, then each compound's parts, the compound and its
+    joined pieces (split on `/ : @`, then on `.` and `-`), then CamelCase parts."""
     import re
+    import unicodedata
 
     from core.recall import STOPWORDS, normalize
 
+    original = unicodedata.normalize("NFKC", text)
     text = normalize(text)
     cjk_run = re.compile(f"[{_REF_CJK}]+")
     compound = re.compile(rf"(?:(?![{_REF_CJK}])[^\W_])+(?:[_.\-/:@]+(?:(?![{_REF_CJK}])[^\W_])+)*")
@@ -247,7 +259,26 @@ def reference_tokens(text: str) -> list[str]:
         parts = re.findall(r"[^\W_]+", match.group(0))
         out.extend(p for p in parts if p not in STOPWORDS)
         if len(parts) > 1:
-            out.append(match.group(0))
+            whole = match.group(0)
+            out.append(whole)
+            pieces: list[str] = []
+            for seg in re.split(r"[/:@]+", whole):
+                pieces.append(seg)
+                pieces.extend(p for p in re.split(r"[.\-]+", seg) if "_" in p)
+            out.extend(
+                p for p in dict.fromkeys(pieces) if p != whole and re.search(r"[_.\-/:@]", p)
+            )
+    for word in re.findall(r"[A-Za-z0-9]+", original):
+        camel = re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", word)
+        if (
+            len(camel) > 1
+            and any(
+                a.islower() and b.isupper() or a.isdigit() and b.isupper()
+                for a, b in zip(word, word[1:], strict=False)
+            )
+            or re.search(r"[A-Z]{2}[a-z]", word)
+        ):
+            out.extend(p.lower() for p in camel if p.lower() not in STOPWORDS)
     return out
 
 
@@ -269,7 +300,7 @@ def test_tokenize_matches_the_reference_on_random_text() -> None:
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    alphabet = st.sampled_from([*"ab Z9_.-/:@ é会议记录日本한\n\t,;", "the", "log"])
+    alphabet = st.sampled_from([*"ab Z9_.-/:@ é会议记录日本한\n\t,;", "the", "log", "Ab", "XY"])
 
     @settings(max_examples=400, deadline=None)
     @given(st.lists(alphabet, max_size=40).map("".join))

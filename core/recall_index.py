@@ -1,0 +1,394 @@
+"""The persistent recall index: `chunks/recall.sqlite`, derived state beside the chunk files.
+
+Why it exists: a fresh process (an agent's recall tool, the CLI, a TUI just opened) would
+otherwise read and tokenize every chunk file before its first answer (seconds at 1,000
+chunks). The index keeps, per chunk, the figures `core.recall.analyze_texts` computes (for
+each term: the best unit's weight and the sum over units), so a query reads the rows of its
+own terms and nothing else.
+
+Why SQLite tables rather than FTS5: FTS5 is available in Python's sqlite3, but its tokenizers
+cannot be replaced from Python (identifiers kept whole with their pieces, CamelCase parts, CJK
+bigrams) and its bm25() ranks whole rows: the event-level score aggregated per chunk would need
+one row per event and a scan of every event that holds a common word. A plain
+`(term, chunk) -> (best, total)` table in SQLite keeps what a well-kept engine gives (atomic
+transactions, WAL readers that never wait for a writer, detected corruption) with the ranking
+of `core.recall` unchanged: answers equal an in-memory build of the same chunks.
+
+Never the source of truth:
+
+- every use checks it against what it was built from: index.yaml's stat, and each chunk
+  file's inode, size and mtime (a warm process re-checks the files only when index.yaml or the
+  chunks folder changed). Chunks added since are analysed and added (a pass adds one); a chunk
+  changed or dropped, a summary rewritten, or another format version means a rebuild;
+- any SQLite error (a corrupt or truncated file, a locked or read-only folder) deletes the file
+  and builds it again once; if that fails too, `RecallIndexUnavailable` tells the caller to use
+  the in-memory index (the manager does, with a warning).
+
+It lives inside the session folder, so a rotation's rename carries it to the archive, where it
+is still valid (same inodes and mtimes) and readable.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.chunks import ChunkEntry, read_index
+from core.events import Event
+from core.paths import MemoryPaths
+from core.recall import Posting, RecallDoc, analyze_texts, event_search_text
+
+INDEX_FILE = "recall.sqlite"
+FORMAT = "recall-index-1"
+"""Stored in the file; a file of another format is rebuilt (bump it when tokenization or the
+unit weights change)."""
+BUSY_TIMEOUT_MS = 10_000
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS chunks (
+    no INTEGER PRIMARY KEY,
+    chunk_id TEXT NOT NULL UNIQUE,
+    summary TEXT NOT NULL,
+    file_key TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS post (
+    term TEXT NOT NULL,
+    no INTEGER NOT NULL,
+    best INTEGER NOT NULL,
+    total INTEGER NOT NULL,
+    PRIMARY KEY (term, no)
+) WITHOUT ROWID;
+"""
+
+ReadEvents = Callable[[MemoryPaths, str], list[Event]]
+
+
+class RecallIndexUnavailable(Exception):
+    """The index file cannot be used or rebuilt: search the chunks in memory instead."""
+
+
+def index_path(paths: MemoryPaths) -> Path:
+    return paths.chunks_dir / INDEX_FILE
+
+
+def _file_key(path: Path) -> str:
+    """A chunk file's identity as the index records it ("" when it cannot be read)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return ""
+    return f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
+
+
+def _inode(path: Path) -> int | None:
+    try:
+        return path.stat().st_ino
+    except OSError:
+        return None
+
+
+def _stat_tuple(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+@dataclass
+class _Stored:
+    """What the file holds, read in one transaction."""
+
+    fmt: str | None
+    index_key: str | None
+    ids: dict[int, str]
+    file_keys: dict[str, str]
+    next_no: int
+
+
+@dataclass(frozen=True)
+class SyncReport:
+    """What `refresh` did: chunks analysed and added, whether it rebuilt from scratch."""
+
+    added: int = 0
+    rebuilt: bool = False
+    reason: str = ""
+
+
+class PersistentRecallIndex:
+    """A `core.recall.Corpus` over `chunks/recall.sqlite`, kept in step with the chunk files.
+
+    Use `with index.reading(): search(...)`: it brings the file up to date, then holds one
+    read transaction, so a writer in another process (a recall after a pass) never shows a
+    search half its work.
+    """
+
+    def __init__(self, paths: MemoryPaths, read_events: ReadEvents) -> None:
+        self.paths = paths
+        self.path = index_path(paths)
+        self._read_events = read_events
+        self._conn: sqlite3.Connection | None = None
+        self._inode: int | None = None
+        self._ids: dict[int, str] = {}
+        self._checked: tuple[object, ...] | None = None
+        self.warnings: list[str] = []
+        self.last_sync = SyncReport()
+
+    # -- connection ----------------------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._conn is not None:
+            if _stat_tuple(self.path) is not None and self._inode == _inode(self.path):
+                return self._conn
+            self.close()  # deleted, replaced, or moved away by a rotation: open what is here
+        self.paths.ensure_inside_root(self.paths.chunks_dir)
+        conn = sqlite3.connect(
+            self.path,
+            timeout=BUSY_TIMEOUT_MS / 1000,
+            isolation_level=None,
+            check_same_thread=False,  # the owner serialises use (the manager's recall lock)
+        )
+        try:
+            conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.executescript(_SCHEMA)
+        except BaseException:
+            conn.close()
+            raise
+        self._conn = conn
+        self._inode = _inode(self.path)
+        return conn
+
+    def close(self) -> None:
+        conn, self._conn = self._conn, None
+        self._checked = None
+        self._ids = {}
+        if conn is not None:
+            with contextlib.suppress(sqlite3.Error):
+                conn.close()
+
+    def _discard_file(self) -> None:
+        """Delete the index and its WAL files (it is derived state: nothing is lost)."""
+        self.close()
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(f"{self.path}{suffix}")
+
+    # -- reading -------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[PersistentRecallIndex]:
+        """The index brought up to date, inside a read transaction for the search."""
+        conn = self._with_recovery(self._refresh_and_begin)
+        try:
+            yield self
+        except sqlite3.Error as exc:
+            self._discard_file()
+            raise RecallIndexUnavailable(f"{self.path}: {exc}") from exc
+        finally:
+            if conn.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("COMMIT")
+
+    def refresh(self) -> SyncReport:
+        """Bring the file up to date with the chunks (what `repair` and a pass's hook call)."""
+        conn = self._with_recovery(self._refresh_and_begin)
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("COMMIT")
+        return self.last_sync
+
+    def rebuild(self) -> SyncReport:
+        """Delete the file and build it again from the chunk files."""
+        self._discard_file()
+        return self.refresh()
+
+    def _with_recovery(self, action: Callable[[], sqlite3.Connection]) -> sqlite3.Connection:
+        try:
+            return action()
+        except sqlite3.Error as exc:
+            self.warnings.append(f"{self.path}: {exc}; rebuilding it from the chunk files")
+        self._discard_file()
+        try:
+            conn = action()
+        except (sqlite3.Error, OSError) as exc:
+            self.close()
+            raise RecallIndexUnavailable(f"{self.path}: {exc}") from exc
+        self.last_sync = SyncReport(self.last_sync.added, True, "unreadable")
+        return conn
+
+    def _refresh_and_begin(self) -> sqlite3.Connection:
+        """Check the file against the chunks; update it if it lags; return inside a read
+        transaction on an up-to-date file."""
+        conn = self._connect()
+        for _ in range(3):
+            conn.execute("BEGIN")
+            stored = self._read_stored(conn)
+            work = self._plan(stored)
+            if work is None:
+                self._ids = stored.ids
+                return conn
+            conn.execute("COMMIT")
+            self._write(conn)
+        raise sqlite3.OperationalError("the index keeps changing under this process")
+
+    def _read_stored(self, conn: sqlite3.Connection) -> _Stored:
+        meta = dict(conn.execute("SELECT k, v FROM meta").fetchall())
+        generation = (meta.get("generation"), meta.get("count"))
+        if self._checked is not None and self._checked[0] == generation and self._ids:
+            ids = self._ids
+        else:
+            ids = dict(conn.execute("SELECT no, chunk_id FROM chunks").fetchall())
+        return _Stored(
+            fmt=meta.get("format"),
+            index_key=meta.get("index_key"),
+            ids=ids,
+            file_keys={},
+            next_no=int(meta.get("next_no", "1")),
+        )
+
+    def _fingerprint(self) -> tuple[object, ...]:
+        return (
+            _stat_tuple(self.paths.index),
+            _stat_tuple(self.paths.chunks_dir),
+            _stat_tuple(self.path),
+        )
+
+    def _plan(self, stored: _Stored) -> str | None:
+        """None when the file matches the chunks, else why not (the writer redoes the check
+        under its write lock)."""
+        if stored.fmt != FORMAT:
+            return "format"
+        index_key = json.dumps(_stat_tuple(self.paths.index))
+        if stored.index_key != index_key:
+            return "index.yaml changed"
+        fingerprint = (
+            (stored.index_key, len(stored.ids)),
+            self._fingerprint(),
+        )
+        if self._checked is not None and self._checked[1:] == fingerprint:
+            return None
+        assert self._conn is not None
+        keys = dict(self._conn.execute("SELECT chunk_id, file_key FROM chunks").fetchall())
+        for cid, key in keys.items():
+            if _file_key(self.paths.chunk_file(cid)) != key:
+                return f"{cid} changed"
+        meta = dict(self._conn.execute("SELECT k, v FROM meta").fetchall())
+        self._checked = ((meta.get("generation"), meta.get("count")), *fingerprint)
+        return None
+
+    # -- writing -------------------------------------------------------------------------
+
+    def _write(self, conn: sqlite3.Connection) -> None:
+        """Under the write lock: add the chunks index.yaml lists that the file lacks, or
+        rebuild it when anything it holds no longer matches."""
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            meta = dict(conn.execute("SELECT k, v FROM meta").fetchall())
+            index_key = json.dumps(_stat_tuple(self.paths.index))
+            entries = read_index(self.paths).entries if self.paths.index.exists() else []
+            stored = {
+                cid: (summary, key)
+                for cid, summary, key in conn.execute(
+                    "SELECT chunk_id, summary, file_key FROM chunks"
+                )
+            }
+            wanted = {e.chunk_id: e for e in entries}
+            rebuild = meta.get("format") != FORMAT or any(
+                cid not in wanted
+                or wanted[cid].summary != summary
+                or _file_key(self.paths.chunk_file(cid)) != key
+                for cid, (summary, key) in stored.items()
+            )
+            generation = int(meta.get("generation", "0"))
+            if rebuild:
+                conn.execute("DELETE FROM post")
+                conn.execute("DELETE FROM chunks")
+                stored = {}
+                generation += 1
+                next_no = 1
+            else:
+                next_no = int(meta.get("next_no", "1"))
+            added = 0
+            for entry in entries:
+                if entry.chunk_id in stored:
+                    continue
+                self._insert(conn, next_no, entry)
+                next_no += 1
+                added += 1
+            count = len(stored) + added
+            conn.executemany(
+                "INSERT OR REPLACE INTO meta (k, v) VALUES (?, ?)",
+                [
+                    ("format", FORMAT),
+                    ("index_key", index_key),
+                    ("next_no", str(next_no)),
+                    ("generation", str(generation)),
+                    ("count", str(count)),
+                ],
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+            raise
+        self._checked = None
+        self.last_sync = SyncReport(added, rebuild, "" if not rebuild else "chunks changed")
+
+    def _insert(self, conn: sqlite3.Connection, no: int, entry: ChunkEntry) -> None:
+        cid = entry.chunk_id
+        path = self.paths.chunk_file(cid)
+        key = _file_key(path)  # before the read: a file replaced meanwhile is seen as changed
+        events = self._read_events(self.paths, cid) if key else []
+        stats = analyze_texts(entry.summary, (event_search_text(e) for e in events))
+        conn.execute(
+            "INSERT INTO chunks (no, chunk_id, summary, file_key) VALUES (?, ?, ?, ?)",
+            (no, cid, entry.summary, key),
+        )
+        conn.executemany(
+            "INSERT INTO post (term, no, best, total) VALUES (?, ?, ?, ?)",
+            [(term, no, best, total) for term, (best, total) in sorted(stats.items())],
+        )
+
+    # -- core.recall.Corpus --------------------------------------------------------------
+
+    def doc_count(self) -> int:
+        return len(self._ids)
+
+    def postings(self, terms: Sequence[str]) -> Mapping[str, Sequence[Posting]]:
+        conn = self._conn
+        assert conn is not None, "postings() outside reading()"
+        out: dict[str, Sequence[Posting]] = {}
+        for term in terms:
+            rows = conn.execute(
+                "SELECT no, best, total FROM post WHERE term = ?", (term,)
+            ).fetchall()
+            if rows:
+                out[term] = rows
+        return out
+
+    def doc(self, key: Hashable) -> RecallDoc:
+        conn = self._conn
+        assert conn is not None and isinstance(key, int)
+        cid, summary = conn.execute(
+            "SELECT chunk_id, summary FROM chunks WHERE no = ?", (key,)
+        ).fetchone()
+        paths, read = self.paths, self._read_events
+        return RecallDoc(cid, "active", summary, (), load=lambda: read(paths, cid))
+
+    def chunk_ids(self) -> list[str]:
+        return [self._ids[no] for no in sorted(self._ids)]
+
+    def size_bytes(self) -> int:
+        total = 0
+        for suffix in ("", "-wal"):
+            with contextlib.suppress(OSError):
+                total += os.stat(f"{self.path}{suffix}").st_size
+        return total
