@@ -41,7 +41,8 @@ from core.paths import MemoryPaths
 from core.planner import CompactionPlan, plan_compaction
 from core.prompt import build_prompt_messages
 from core.reader import EventTail
-from core.recall import AnalyzedDoc, RecallDoc, RecallIndex, RecallResult, analyze
+from core.recall import AnalyzedDoc, Part, RecallDoc, RecallIndex, RecallResult, analyze, search
+from core.recall_index import PersistentRecallIndex, RecallIndexUnavailable
 from core.rotation import RotationResult, rotate
 from core.store import SessionState, SessionStore
 from core.summarizer import Summarizer, make_summarizer
@@ -211,6 +212,13 @@ class MemoryManager:
         self._recall_active: tuple[tuple[Any, ...], RecallIndex] | None = None
         self._recall_docs: dict[str, tuple[Any, AnalyzedDoc]] = {}
         """Chunk id -> (its file's stat, its analysis): what a rebuilt index reuses."""
+        self.persistent_recall = True
+        """Search through chunks/recall.sqlite (False: the in-memory index, the baseline)."""
+        self._recall_files: dict[Path, PersistentRecallIndex] = {}
+        self.recall_warnings: list[str] = []
+        """Why recall fell back to the in-memory index or rebuilt its file (newest last)."""
+        self.last_recall_index_ms: float | None = None
+        """Time the last pass's hook spent adding its chunk to chunks/recall.sqlite."""
 
     # -- appends ---------------------------------------------------------------------------
 
@@ -324,6 +332,8 @@ class MemoryManager:
         else:
             key = (result.reason or "unknown").split(":", 1)[0]
             self.telemetry.skips[key] = self.telemetry.skips.get(key, 0) + 1
+        if result.compacted:
+            self._index_new_chunks()
         if self.on_pass is not None:
             self.on_pass(result)
         return result
@@ -367,6 +377,8 @@ class MemoryManager:
         self._writable()
         result = rotate(self.store, self.config)
         self._recall_cache = self._recall_active = None
+        with self._recall_lock:
+            self._close_recall_files()
         return result
 
     def repair(self) -> dict[str, int]:
@@ -395,6 +407,13 @@ class MemoryManager:
                 entries = read_index(self.paths).entries
                 write_summaries(self.store, self.config, entries)
         self._recall_cache = self._recall_active = None
+        if self.persistent_recall:
+            with self._recall_lock:
+                try:
+                    self._recall_file(self.paths).rebuild()
+                    repaired["recall_index_rebuilt"] = 1
+                except RecallIndexUnavailable as exc:
+                    self._recall_warn(f"{exc}; recall searches the chunk files in memory")
         return repaired
 
     def _rebuild_index(self) -> int:
@@ -448,42 +467,134 @@ class MemoryManager:
             self._hot_cache.extend(r.event for r in update.records if r.event is not None)
             return list(self._hot_cache)
 
-    def recall(self, query: str, limit: int = 5) -> RecallResult:
+    def recall(self, query: str, limit: int = 5, *, all_sessions: bool = False) -> RecallResult:
         """Search the active session's compacted history: indexed chunks (source "active") and
-        pending evidence already cut from the hot window (source "pending"). Never archives."""
-        index = self._recall_index()
-        result = index.search(query, limit=limit)
+        pending evidence already cut from the hot window (source "pending"). Archives only with
+        `all_sessions` (then every hit names its session).
+
+        The chunks are searched through chunks/recall.sqlite, brought up to date first (a
+        pass's chunk is added by the pass's hook, or here); if the file cannot be used, the
+        in-memory index answers, with a warning in `recall_warnings`."""
+        with self._recall_lock:
+            try:
+                result = self._search(query, limit, all_sessions, self.persistent_recall)
+            except RecallIndexUnavailable as exc:
+                self._recall_warn(f"{exc}; searching the chunk files in memory")
+                result = self._search(query, limit, all_sessions, False)
         self.telemetry.pending_chunks_recalled += result.pending_chunks_recalled
         return result
 
-    def _recall_index(self) -> RecallIndex:
-        """The BM25 index. The chunks' part is rebuilt only when index.yaml or the chunks
-        folder changed, and then analyses only chunks it has not seen (a pass adds one); the
-        pending part (few documents, which depend on the hot window) is added on top. A warm
-        query stats a few paths and reads nothing, however many events were appended since."""
+    def _search(self, query: str, limit: int, all_sessions: bool, persistent: bool) -> RecallResult:
+        with contextlib.ExitStack() as stack:
+            active, indexed = self._session_part(stack, self.paths, persistent, all_sessions)
+            parts = [active]
+            pending = self._pending_index(indexed)
+            if pending is not None:
+                parts.append(Part(pending, active.session_id))
+            if all_sessions:
+                for child in self._archive_dirs():
+                    paths = MemoryPaths(self.memory_dir, session=child)
+                    parts.append(self._session_part(stack, paths, persistent, True)[0])
+            return search(parts, query, limit)
+
+    def _session_part(
+        self, stack: contextlib.ExitStack, paths: MemoryPaths, persistent: bool, label: bool
+    ) -> tuple[Part, set[str]]:
+        """One session's chunks as a search part, and their ids."""
+        archived = paths.is_archive
+        session_id = self._session_label(paths) if label else None
+        if not paths.index.exists():
+            read_index(paths)  # a missing index is empty; anything else it raises
+            return Part(RecallIndex(), session_id, archived), set()
+        if persistent:
+            store = self._recall_file(paths)
+            try:
+                stack.enter_context(store.reading())
+            except RecallIndexUnavailable as exc:
+                self._recall_warn(f"{exc}; searching the chunk files in memory")
+            else:
+                self._take_warnings(store)
+                return Part(store, session_id, archived), set(store.chunk_ids())
+        index = _memory_index(paths) if archived else self._active_recall_index()[1]
+        return Part(index, session_id, archived), {d.chunk_id for d in index.docs}
+
+    def _session_label(self, paths: MemoryPaths) -> str:
+        if paths.is_archive:
+            return paths.session.name
+        try:
+            return self.store.read_state().session_id if paths.state.exists() else "none"
+        except SessionMemoryError:
+            return "none"
+
+    def _archive_dirs(self) -> list[Path]:
+        root = self.paths.archive_root
+        with contextlib.suppress(OSError):
+            return sorted(
+                c
+                for c in root.iterdir()
+                if c.is_dir() and not c.is_symlink() and c != self.paths.session
+            )
+        return []
+
+    def _recall_file(self, paths: MemoryPaths) -> PersistentRecallIndex:
+        key = paths.session
+        store = self._recall_files.get(key)
+        if store is None:
+            store = self._recall_files[key] = PersistentRecallIndex(paths, _chunk_events)
+        return store
+
+    def _close_recall_files(self) -> None:
+        for store in self._recall_files.values():
+            store.close()
+        self._recall_files.clear()
+
+    def _take_warnings(self, store: PersistentRecallIndex) -> None:
+        for warning in store.warnings:
+            self._recall_warn(warning)
+        store.warnings.clear()
+
+    def _recall_warn(self, message: str) -> None:
+        self.recall_warnings.append(message)
+        del self.recall_warnings[:-20]
+
+    def _index_new_chunks(self) -> None:
+        """After a pass that added a chunk: add it to chunks/recall.sqlite now, so the next
+        recall (in any process) finds the file up to date. Never fails the pass."""
+        if not self.persistent_recall:
+            return
+        start = time.perf_counter()
         with self._recall_lock:
-            active_key, active = self._active_recall_index()
-            listing = _listing_key(self.paths.pending_dir)
-            if not listing:
-                return active
-            key = (active_key, _stat_key(self.paths.events), listing)
-            if self._recall_cache is not None and self._recall_cache[0] == key:
-                return self._recall_cache[1]
-            pending = list_pending(self.paths)
-            hot_ids = {e.get("id") for e in self._hot_events()}
-            indexed = {doc.chunk_id for doc in active.docs}
-            docs: list[RecallDoc] = []
-            for p in pending:
-                if p.meta.get("chunk_id") in indexed:
-                    continue  # a pass committed it and has yet to delete the evidence
-                gone = [e for e in p.events if e.get("id") not in hot_ids]
-                if gone:
-                    summary = p.meta.get("summary")
-                    text = summary if isinstance(summary, str) else ""
-                    docs.append(RecallDoc(p.pending_id, "pending", text, gone))
-            index = active.extended(docs) if docs else active
-            self._recall_cache = (key, index)
-            return index
+            store = self._recall_file(self.paths)
+            try:
+                store.refresh()
+            except (RecallIndexUnavailable, SessionMemoryError) as exc:
+                self._recall_warn(f"{exc}; the next recall will try again")
+            self._take_warnings(store)
+        self.last_recall_index_ms = (time.perf_counter() - start) * 1000.0
+
+    def _pending_index(self, indexed: set[str]) -> RecallIndex | None:
+        """Pending evidence whose events left the hot window (few documents, which depend on
+        the hot window): analysed in memory, cached until the folder or events.jsonl change."""
+        listing = _listing_key(self.paths.pending_dir)
+        if not listing:
+            return None
+        key = (_stat_key(self.paths.index), _stat_key(self.paths.events), listing)
+        if self._recall_cache is not None and self._recall_cache[0] == key:
+            return self._recall_cache[1]
+        pending = list_pending(self.paths)
+        hot_ids = {e.get("id") for e in self._hot_events()}
+        docs: list[RecallDoc] = []
+        for p in pending:
+            if p.meta.get("chunk_id") in indexed:
+                continue  # a pass committed it and has yet to delete the evidence
+            gone = [e for e in p.events if e.get("id") not in hot_ids]
+            if gone:
+                summary = p.meta.get("summary")
+                text = summary if isinstance(summary, str) else ""
+                docs.append(RecallDoc(p.pending_id, "pending", text, gone))
+        index = RecallIndex(docs)
+        self._recall_cache = (key, index)
+        return index
 
     def _active_recall_index(self) -> tuple[tuple[Any, ...], RecallIndex]:
         paths = self.paths
@@ -631,6 +742,20 @@ def _chunk_events(paths: MemoryPaths, chunk_id: str) -> list[Event]:
 
 def _chunk_loader(paths: MemoryPaths, chunk_id: str) -> Callable[[], list[Event]]:
     return lambda: _chunk_events(paths, chunk_id)
+
+
+def _memory_index(paths: MemoryPaths) -> RecallIndex:
+    """A session's chunks analysed in memory (an archive whose recall.sqlite is unusable)."""
+    return RecallIndex(
+        RecallDoc(
+            e.chunk_id,
+            "active",
+            e.summary,
+            _chunk_events(paths, e.chunk_id),
+            load=_chunk_loader(paths, e.chunk_id),
+        )
+        for e in read_index(paths).entries
+    )
 
 
 def _starts_with(items: Sequence[object], prefix: Sequence[object]) -> bool:
