@@ -18,6 +18,8 @@ Public API (kept small on purpose):
   paths), "command" (shell commands), "read" (reads, listings, searches) or "other".
 - `extract_identifiers(text) -> list[str]`: paths, file names, URLs, error names, dotted /
   snake_case / CamelCase names, issue ids; noise (coordinates, hashes, bare numbers) is left out.
+- `said_and_used_identifiers(events)`: only the user's and agent's words and tool-call
+  argument values (the "said/used" identifiers the quality figures count).
 - `ranked_identifiers(events) -> list[str]`: identifiers the user and agent said or used first
   (their words, then tool-call arguments), then those read out of tool results (import lines of
   file contents skipped).
@@ -679,6 +681,27 @@ def extract_identifiers(text: str, *, limit: int = 200) -> list[str]:
     return out
 
 
+def argument_text(args: Any) -> str:
+    """The values of tool-call arguments as text, keys left out (`oldText`, `path` are the
+    tool's vocabulary, not the session's)."""
+    parts: list[str] = []
+
+    def walk(value: Any, depth: int) -> None:
+        if depth > 6:
+            return
+        if isinstance(value, str):
+            parts.append(value)
+        elif isinstance(value, dict):
+            for item in value.values():
+                walk(item, depth + 1)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item, depth + 1)
+
+    walk(parse_arguments(args), 0)
+    return "\n".join(parts)[:TEXT_READ_CHARS]
+
+
 def _without_imports(text: str) -> str:
     return "\n".join(line for line in text.split("\n") if not _IMPORT_LINE_RE.match(line))
 
@@ -695,9 +718,7 @@ def ranked_identifiers(events: Sequence[Event], *, limit: int = 200) -> list[str
             continue
         kind = etype(event)
         if kind == "tool_call":
-            args = call_arguments(event)
-            if args is not None:
-                used.append(event_text(args)[:TEXT_READ_CHARS])
+            used.append(argument_text(call_arguments(event)))
         elif kind in ("tool_result", "screen_context"):
             shown.append(_without_imports(event_text(event.get("content"))[:RESULT_READ_CHARS]))
         elif is_request(event) or is_assistant_text(event):
@@ -718,8 +739,7 @@ def said_and_used_identifiers(events: Iterable[Event], *, limit: int = 1000) -> 
         if is_summary_event(event):
             continue
         if etype(event) == "tool_call":
-            args = call_arguments(event)
-            text = event_text(args)[:TEXT_READ_CHARS] if args is not None else ""
+            text = argument_text(call_arguments(event))
         elif is_request(event) or is_assistant_text(event):
             text = event_text(event.get("content"))[:TEXT_READ_CHARS]
         else:

@@ -112,9 +112,10 @@ def render_entry(chunk_id: str, summary: str) -> str:
     return "\n".join(lines)
 
 
-ROLLING_LINE_TOKENS = 64
+ROLLING_LINE_TOKENS = 80
 """The most estimated tokens one Rolling Summary line takes."""
-ROLLING_REQUEST_CHARS = 120
+ROLLING_REQUEST_CHARS = 80
+"""A request is shortened to this many characters in a Rolling Summary line."""
 ENTRY_HEADER_TOKENS = 16
 """What an entry's `- **<chunk_id>**` line may take before the summary body is cut for it."""
 PAGE_TOKENS = 24
@@ -157,7 +158,7 @@ def summary_md_bound_for(
 def summary_md_bound(config: BoundConfig) -> int:
     """summary.md never exceeds this estimate, whatever the session's length:
 
-    `24 + R × (64 + 1) + C × (S + ⌈S/4⌉ + 16 + 1)` with R = max_rolling_summary_lines,
+    `24 + R × (80 + 1) + C × (S + ⌈S/4⌉ + 16 + 1)` with R = max_rolling_summary_lines,
     C = summary_max_chunks and S = summarizer.max_summary_tokens (the estimate of a text is at
     most the sum of its parts' estimates, each line adds its newline)."""
     return summary_md_bound_for(
@@ -191,18 +192,19 @@ class RunLine:
         self.in_progress = later.in_progress
 
     def render(self) -> str:
+        """`[id] request · edited: paths → outcome` within ROLLING_LINE_TOKENS: the request
+        (shortened) first, then as many whole paths as fit, then the outcome in what is left."""
         ids = self.chunk_ids
         label = f"[{ids[0]}]" if len(ids) == 1 else f"[{ids[0]}–{ids[-1]}]"
         line = f"{label} {shorten(self.request, ROLLING_REQUEST_CHARS)}"
         outcome = self.outcome or ("(in progress)" if self.in_progress else "")
-        reserve = 12 if outcome else 0
         if self.edits:
             shown: list[str] = []
             for n, path in enumerate(self.edits):
                 more = len(self.edits) - n - 1
                 tail = f" (+{more} more)" if more else ""
                 candidate = f"{line} · {EDITED_LABEL} {', '.join([*shown, path])}{tail}"
-                if estimate_tokens(candidate) + reserve > ROLLING_LINE_TOKENS:
+                if estimate_tokens(candidate) > ROLLING_LINE_TOKENS:
                     break
                 shown.append(path)
             if shown:

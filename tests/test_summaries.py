@@ -196,7 +196,7 @@ def test_summary_md_stays_within_its_bound_whatever_the_session_length(
         summarizer=SummarizerConfig(max_summary_tokens=max_tokens),
     )
     bound = summary_md_bound(config)
-    assert bound == 24 + max_lines * 65 + max_chunks * (max_tokens + -(-max_tokens // 4) + 17)
+    assert bound == 24 + max_lines * 81 + max_chunks * (max_tokens + -(-max_tokens // 4) + 17)
     # Summaries at their budget, some of many one-character lines (indenting each line two
     # spaces would otherwise triple them), some of long CJK runs.
     shapes = [
