@@ -12,6 +12,7 @@ import errno
 import os
 import re
 import secrets
+import stat
 from pathlib import Path
 
 from core.errors import StoreError
@@ -45,20 +46,60 @@ def fsync_dir(path: Path | str) -> None:
         os.close(fd)
 
 
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    return "not a regular file"
+
+
+def _not_regular(path: Path | str, mode: int) -> OSError:
+    return OSError(
+        errno.EINVAL,
+        f"not a regular file ({_kind(mode)}); move it away or run repair",
+        str(path),
+    )
+
+
 def open_no_symlink(path: Path | str, flags: int, mode: int = 0o666) -> int:
-    """`os.open` refusing a symbolic link as the file itself (O_NOFOLLOW).
+    """`os.open` refusing a symbolic link as the file itself (O_NOFOLLOW), and anything but a
+    regular file (a FIFO or a device would hang the reader or swallow an append).
 
     The folders are checked to resolve inside the memory root; this keeps a link planted as
-    `events.jsonl` or `chunks/<id>.jsonl` from leading a read or an append out of it.
+    `events.jsonl` or `chunks/<id>.jsonl` from leading a read or an append out of it. The open
+    is O_NONBLOCK so a FIFO cannot block it; `fstat` then refuses what is not a regular file
+    (O_NONBLOCK means nothing for a regular file, so the descriptor behaves as usual).
     """
     try:
-        return os.open(path, flags | _NO_FOLLOW, mode)
+        fd = os.open(path, flags | _NO_FOLLOW | os.O_NONBLOCK, mode)
     except OSError as exc:
         if exc.errno == errno.ELOOP and os.path.islink(path):
             raise OSError(
                 errno.ELOOP, "refusing a symbolic link (links are never followed here)", str(path)
             ) from None
+        if exc.errno in (errno.ENXIO, errno.EISDIR):
+            # ENXIO: a FIFO opened for writing with no reader; EISDIR: a folder.
+            try:
+                found = os.lstat(path).st_mode
+            except OSError:
+                raise exc from None
+            if not stat.S_ISREG(found):
+                raise _not_regular(path, found) from None
         raise
+    try:
+        st_mode = os.fstat(fd).st_mode
+    except OSError:
+        os.close(fd)
+        raise
+    if not stat.S_ISREG(st_mode):
+        os.close(fd)
+        raise _not_regular(path, st_mode)
+    return fd
 
 
 def read_bytes_no_symlink(path: Path | str) -> bytes:

@@ -28,6 +28,7 @@ from core.faults import fault_point
 from core.paths import CHUNK_ID_MAX_LEN, CHUNK_ID_RE, MemoryPaths, validate_chunk_id
 from core.scrub import strip_screenshot_data
 from core.store import CorruptLine, parse_event_lines, serialize_event
+from core.yaml_safe import strict_load
 
 INDEX_VERSION = 1
 CUT_META_KEYS = (
@@ -150,9 +151,6 @@ def _index_error(path: Path, what: str) -> IndexCorruptError:
     return IndexCorruptError(f"{path}: {what}; {_REPAIR_HINT}")
 
 
-_SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-"""libyaml's parser with the safe constructor when available: ~5x faster, same documents."""
-
 _INDEX_CACHE: dict[str, tuple[bytes, list[ChunkEntry], list[str]]] = {}
 _INDEX_CACHE_GUARD = threading.Lock()
 
@@ -198,7 +196,7 @@ def read_index(paths: MemoryPaths) -> IndexRead:
 
 def _parse_index(path: Path, data: bytes) -> IndexRead:
     try:
-        doc = yaml.load(data, Loader=_SAFE_LOADER)
+        doc = strict_load(data)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = f" at line {mark.line + 1}" if mark is not None else ""
@@ -238,7 +236,11 @@ def _parse_index(path: Path, data: bytes) -> IndexRead:
 
 class _IndexDumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
     """Multi-line strings as `|` block scalars so summaries read naturally in the file
-    (libyaml's emitter when available: the same text, ~4x faster)."""
+    (libyaml's emitter when available: the same text, ~4x faster). Never an alias: the
+    reader refuses them (see core.yaml_safe)."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
 
 
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:

@@ -18,6 +18,7 @@ from typing import Any, Literal
 import yaml
 
 from core.errors import ConfigError
+from core.yaml_safe import strict_load
 
 ENV_CONFIG = "SESSION_INSPECTOR_CONFIG"
 SECTION = "session_compaction"
@@ -333,7 +334,7 @@ def read_config_file(path: Path) -> tuple[CompactionConfig, list[str]]:
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 text (bad byte at offset {exc.start})") from None
     try:
-        data = yaml.safe_load(text)
+        data = strict_load(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}: " if mark is not None else ""

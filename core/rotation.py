@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.atomic import fsync_dir
+from core.atomic import fsync_dir, open_no_symlink
+from core.chunks import list_chunk_files, list_pending
 from core.config import CompactionConfig
-from core.errors import StoreError
+from core.errors import BadInputError, SessionMemoryError, StoreError
 from core.events import now_ts
 from core.faults import fault_point
 from core.maintenance import maintenance_slot, recover_locked
@@ -32,8 +34,14 @@ class RotationResult:
 def rotate(store: SessionStore, config: CompactionConfig) -> RotationResult:
     """Move M/session to M/session_archive/<id> in one rename and start an empty session.
 
-    A pass in flight in another process notices the new session id at its commit and
-    abandons, so rotation never waits for a summarizer.
+    What a crashed pass left is recovered first, in the session (when no pass runs) and in
+    the archive after the move in any case, so an archive never keeps pending evidence or a
+    temporary file: a pass in flight in another process notices the new session id at its
+    commit and abandons, so rotation never waits for a summarizer. A session whose start a
+    rotation could not finish (no state.json, nothing in it) is completed, not archived: a
+    retry must not add an empty archive. Once the rename is done the rotation has happened:
+    a failure to start the new session is a warning (the next command creates it), never a
+    failed rotation.
     """
     paths = store.paths
     if paths.is_archive:
@@ -43,29 +51,98 @@ def rotate(store: SessionStore, config: CompactionConfig) -> RotationResult:
             store.ensure_session()
             return RotationResult(closed_session_id=None, archive_path=None)
         paths.ensure_inside_root()
+        check_archive_root(store)
+        if _half_created(store):
+            store.ensure_session()
+            return RotationResult(closed_session_id=None, archive_path=None)
+        state = store.read_state()
         with maintenance_slot(store) as free:
             if free:
                 recover_locked(store, config)
         try:
-            session_id = validate_chunk_id(store.read_state().session_id)
-        except Exception:
+            session_id = validate_chunk_id(state.session_id)
+        except BadInputError:
             session_id = "s-unknown-" + now_ts().replace(":", "").replace(".", "")[:17]
-        paths.archive_root.mkdir(parents=True, exist_ok=True)
+        try:
+            paths.archive_root.mkdir(exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create {paths.archive_root}: {exc.strerror}") from exc
+        check_archive_root(store)
         target = _free_name(paths.archive_root, session_id)
         fault_point("before_rotation_rename")
         try:
             os.rename(paths.session, target)
         except OSError as exc:
             raise StoreError(f"cannot move {paths.session} to {target}: {exc.strerror}") from exc
-        fsync_dir(paths.archive_root)
-        fsync_dir(paths.root)
-        fault_point("during_rotation")
-        store.ensure_session()
-        fault_point("after_rotation_session_created")
-        state = store.read_state()
-        state.counters["rotations"] = state.counters.get("rotations", 0) + 1
-        store.write_state(state)
+        # The rotation has happened: from here on a failure is a warning, not exit 1.
+        try:
+            fsync_dir(paths.archive_root)
+            fsync_dir(paths.root)
+            fault_point("during_rotation")
+            recover_archive(store, target, config)
+            store.ensure_session()
+            fault_point("after_rotation_session_created")
+            new_state = store.read_state()
+            new_state.counters["rotations"] = new_state.counters.get("rotations", 0) + 1
+            store.write_state(new_state)
+        except SessionMemoryError as exc:
+            store.warnings.append(
+                f"session {target.name} was archived, but the rest did not finish ({exc}); "
+                "the next command or `repair` completes it"
+            )
     return RotationResult(closed_session_id=target.name, archive_path=target)
+
+
+def check_archive_root(store: SessionStore) -> None:
+    """Refuse a `session_archive` that is a symbolic link or anything but a folder inside the
+    memory root: a rotation would otherwise write the whole session wherever it points."""
+    archive_root = store.paths.archive_root
+    try:
+        mode = os.lstat(archive_root).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise StoreError(f"cannot inspect {archive_root}: {exc.strerror}") from exc
+    if stat.S_ISLNK(mode):
+        raise StoreError(
+            f"refusing {archive_root}: it is a symbolic link (links are never followed here); "
+            "move it away and retry"
+        )
+    if not stat.S_ISDIR(mode):
+        raise StoreError(f"refusing {archive_root}: it is not a folder; move it away and retry")
+    store.paths.ensure_inside_root(archive_root)
+
+
+def recover_archive(store: SessionStore, archive: Path, config: CompactionConfig) -> dict[str, int]:
+    """Finish or undo what a crashed pass left in an archived session (caller holds the
+    session lock). No pass commits into an archive (a pass abandons once its session was
+    rotated), so there is nothing in progress to wait for."""
+    archived = SessionStore(store.paths.root, lock_timeout=store.lock_timeout, session=archive)
+    archived.paths.ensure_inside_root()
+    return recover_locked(archived, config)
+
+
+def _half_created(store: SessionStore) -> bool:
+    """Whether the session is one a rotation started and could not finish (no state.json yet,
+    nothing in it): completing it is the retry's job, archiving it would add an empty one."""
+    paths = store.paths
+    if os.path.lexists(paths.state):
+        return False
+    try:
+        fd = open_no_symlink(paths.events, os.O_RDONLY)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise StoreError(f"cannot read {paths.events}: {exc.strerror or exc}") from exc
+    else:
+        try:
+            if os.fstat(fd).st_size > 0:
+                return False
+        finally:
+            os.close(fd)
+    if paths.summary.exists() or paths.corrupt.exists():
+        return False
+    return not list_chunk_files(paths) and not list_pending(paths)
 
 
 def _free_name(archive_root: Path, session_id: str) -> Path:

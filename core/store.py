@@ -73,6 +73,10 @@ def new_session_id() -> str:
 # --------------------------------------------------------------------------- state.json
 
 
+class StateCorruptError(StoreError):
+    """state.json was read but its content is not a state (moved aside by the next writer)."""
+
+
 @dataclass
 class SessionState:
     """state.json. Keys this version does not know are kept in `extra` and written back."""
@@ -622,7 +626,7 @@ class SessionStore:
             return self._load_state_file()
         except FileNotFoundError:
             pass
-        except StoreError as exc:
+        except StateCorruptError as exc:
             aside = self._move_aside(paths.state)
             self.warnings.append(f"{exc}; moved to {aside.name} and started a fresh state")
         state = SessionState.fresh()
@@ -642,7 +646,9 @@ class SessionStore:
         return aside
 
     def _load_state_file(self) -> SessionState:
-        """Raises FileNotFoundError when missing, StoreError when unreadable or corrupt."""
+        """Raises FileNotFoundError when missing, StateCorruptError when its content is bad,
+        StoreError when it cannot be read (EACCES, a FIFO): that is not corruption, and moving
+        it aside would give the session a new id."""
         path = self.paths.state
         try:
             data = read_bytes_no_symlink(path)
@@ -653,8 +659,11 @@ class SessionStore:
         try:
             obj = json.loads(data.decode("utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-            raise StoreError(f"{path}: not valid JSON ({exc})") from exc
-        return SessionState.from_json(obj, str(path))
+            raise StateCorruptError(f"{path}: not valid JSON ({exc})") from exc
+        try:
+            return SessionState.from_json(obj, str(path))
+        except StoreError as exc:
+            raise StateCorruptError(str(exc)) from exc
 
     def _merged(self, state: SessionState) -> SessionState:
         """The state with this store's not-yet-written append bookkeeping applied."""
@@ -685,9 +694,7 @@ class SessionStore:
             return self._merged(self._load_state_file())
         except FileNotFoundError:
             raise StoreError(f"no session at {self.paths.session}") from None
-        except StoreError as exc:
-            if not self.paths.state.exists():
-                raise
+        except StateCorruptError as exc:
             self.warnings.append(f"{exc}; using a fresh state until the session is repaired")
             return SessionState.fresh()
 
@@ -1070,6 +1077,7 @@ __all__ = [
     "PinnedEvents",
     "SessionState",
     "SessionStore",
+    "StateCorruptError",
     "new_session_id",
     "parse_event_lines",
     "serialize_event",

@@ -540,7 +540,7 @@ def cmd_plan(ctx: Context) -> int:
 
 def cmd_compact(ctx: Context) -> int:
     args = ctx.args
-    manager = ctx.manager(read_only=False, create=True)
+    manager = ctx.manager(read_only=False)
     try:
         result = manager.save(force=args.force, focus=args.focus, prompt_tokens=args.prompt_tokens)
     finally:
@@ -555,11 +555,13 @@ def cmd_compact(ctx: Context) -> int:
 
 
 def cmd_rotate(ctx: Context) -> int:
-    manager = ctx.manager(read_only=False, create=True)
+    manager = ctx.manager(read_only=False)
     try:
         result = manager.rotate()
     finally:
         manager.close()
+    for warning in manager.store.warnings:
+        warn(warning)
     if ctx.json:
         ctx.emit_json(_with_memory_dir(result.to_json(), manager.memory_dir))
         return EXIT_OK
@@ -594,7 +596,7 @@ def cmd_prompt(ctx: Context) -> int:
 
 
 def cmd_repair(ctx: Context) -> int:
-    manager = ctx.manager(read_only=False, create=True)
+    manager = ctx.manager(read_only=False)
     try:
         repaired = manager.repair()
     finally:
