@@ -130,6 +130,10 @@ def test_nested_summaries_are_found_and_clean_ones_are_not() -> None:
     )
     assert m.nested_line(issue_line, labels)
     assert m.nested_line("- Done: tests pass. Original request: - fix it", labels)
+    resummarised = "Goal:\n- fix it\nProgress:\n- Original request:\n- (the pinned root)"
+    assert m.nested_in_chunk_summary(resummarised, labels)
+    split = "Goal:\n- a\n\n---\n\nTurn Context (split turn):\nOriginal request:\n- b"
+    assert not m.nested_in_chunk_summary(split, labels)
     twice = "Goal:\n- a\n\n---\n\nTurn Context (split turn):\nx\nTurn Context (split turn):\ny"
     assert m.nested_in_chunk_summary(twice, labels)
     summary_md = (

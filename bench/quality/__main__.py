@@ -15,7 +15,10 @@ from typing import Any
 from bench.quality.harness import CORPUS, TARGETS, run
 
 COLUMNS: tuple[tuple[str, str], ...] = (
+    ("calls", "model calls"),
     ("passes", "passes"),
+    ("passes_per_100_calls", "passes/100 calls"),
+    ("median_events_per_pass", "events/pass (median)"),
     ("events_lost", "lost"),
     ("events_doubled", "doubled"),
     ("tool_pairs_split", "split"),

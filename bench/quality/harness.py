@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
+import statistics
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -134,6 +135,8 @@ class Report:
     calls: int = 0
     passes: int = 0
     compactions: int = 0
+    passes_per_100_calls: float = 0.0
+    median_events_per_pass: float | None = None
     known_sizes: bool = False
     events_lost: int = 0
     events_doubled: int = 0
@@ -182,6 +185,7 @@ class Tracker:
         self.paths: list[str] = []
         self.seen_chunks: set[str] = set()
         self.nested: set[str] = set()
+        self.compacted_counts: list[int] = []
         self.missing_requests: list[str] = []
         self.missing_paths: list[str] = []
 
@@ -200,6 +204,7 @@ class Tracker:
             rep.count_triggered_known_sizes += 1
         if not result.compacted:
             return
+        self.compacted_counts.append(result.compacted_event_count)
         index = read_index(self.session)
         for entry in index:
             cid = str(entry.get("chunk_id"))
@@ -239,6 +244,8 @@ class Tracker:
 
     def finish(self, mm: MemoryManager, expected_ids: list[str]) -> None:
         rep = self.report
+        if self.compacted_counts:
+            rep.median_events_per_pass = float(statistics.median(self.compacted_counts))
         index = read_index(self.session)
         hot = read_jsonl(self.session / "events.jsonl")
         chunks = {
@@ -323,6 +330,7 @@ def run_entry(
             report.calls = stats.calls
             report.passes = stats.passes
             report.compactions = stats.compactions
+            report.passes_per_100_calls = 100.0 * stats.passes / max(1, stats.calls)
             tracker.finish(mm, ids)
         finally:
             mm.close()
@@ -355,6 +363,9 @@ def overall(reports: Sequence[Report]) -> dict[str, Any]:
         "calls": sum(r.calls for r in reports),
         "passes": sum(r.passes for r in reports),
         "compactions": sum(r.compactions for r in reports),
+        "passes_per_100_calls": round(
+            100.0 * sum(r.passes for r in reports) / max(1, sum(r.calls for r in reports)), 2
+        ),
         "events_lost": sum(r.events_lost for r in reports),
         "events_doubled": sum(r.events_doubled for r in reports),
         "events_unexpected": sum(r.events_unexpected for r in reports),

@@ -298,11 +298,20 @@ def nested_line(line: str, labels: Iterable[str]) -> bool:
     return False
 
 
+TURN_PREFIX_LABELS = ("Original request:", "Early progress:", "Context for the retained suffix:")
+"""Labels of a split turn's prefix summary: they belong after the split-turn marker, once."""
+
+
 def nested_in_chunk_summary(summary: str, labels: Iterable[str]) -> bool:
-    """A chunk summary is nested when it holds the split-turn marker more than once, or any of
-    its lines is nested."""
+    """A chunk summary is nested when it holds the split-turn marker more than once, when a
+    turn-prefix label appears in its history part (an earlier synthetic event summarised with
+    its labels) or twice in its prefix part, or when any of its lines is nested."""
     if summary.count(SPLIT_MARKER) > 1:
         return True
+    history, _, prefix = summary.partition(SPLIT_MARKER)
+    for label in TURN_PREFIX_LABELS:
+        if label in history or prefix.count(label) > 1:
+            return True
     return any(nested_line(line, labels) for line in summary.splitlines())
 
 
