@@ -171,8 +171,9 @@ def tokenize(text: str) -> list[str]:
 def _terms(nfkc: str) -> list[str]:
     """The terms of an NFKC text: its lowercased words and compounds, plus CamelCase parts
     (found on the original case)."""
-    tokens = _tokens(nfkc.lower())
-    if not nfkc.islower() and not nfkc.isupper():
+    low = nfkc.lower()
+    tokens = _tokens(low)
+    if low != nfkc:
         for word in _CAMEL_WORD.findall(nfkc):
             parts = [p.lower() for p in _CAMEL_PART.findall(word)]
             if len(parts) > 1:

@@ -270,14 +270,7 @@ def reference_tokens(text: str) -> list[str]:
             )
     for word in re.findall(r"[A-Za-z0-9]+", original):
         camel = re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", word)
-        if (
-            len(camel) > 1
-            and any(
-                a.islower() and b.isupper() or a.isdigit() and b.isupper()
-                for a, b in zip(word, word[1:], strict=False)
-            )
-            or re.search(r"[A-Z]{2}[a-z]", word)
-        ):
+        if len(camel) > 1 and re.search(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]", word):
             out.extend(p.lower() for p in camel if p.lower() not in STOPWORDS)
     return out
 

@@ -1,0 +1,142 @@
+"""Recall ranking that respects identifiers (issue 11): the chunk holding an exact identifier
+or phrase comes first, however large it is; CJK bigrams; highlight offsets for the TUI."""
+
+from __future__ import annotations
+
+import itertools
+
+from core.events import Event
+from core.recall import RecallDoc, RecallIndex, highlight_spans, query_terms
+
+
+def ev(eid: str, text: str, etype: str = "tool_result") -> Event:
+    return {"id": eid, "type": etype, "role": "tool", "content": text}
+
+
+def small_fix_chunk(n: int) -> RecallDoc:
+    """A short chunk dense in the sub-words `apply`, `fix` and `py`, without `apply_fix.py`."""
+    return RecallDoc(
+        f"chunk_{n + 2:04d}",
+        "active",
+        f"Fix {n}: edited fix_{n}.py",
+        [
+            ev(f"s{n}a", f"fix py fix_{n}.py"),
+            ev(f"s{n}b", "apply the fix again, ran py; fix ok"),
+            ev(f"s{n}c", f"py -m fix_{n}"),
+        ],
+    )
+
+
+def big_chunk() -> RecallDoc:
+    """278 events; one of them (in the middle) is the only mention of apply_fix.py."""
+    events = [
+        ev(f"b{i}", f"step {i}: listed the repository, read tests, checked coverage numbers")
+        for i in range(278)
+    ]
+    events[140] = ev("b140", "python scripts/apply_fix.py --dry-run printed 3 hunks", "tool_call")
+    return RecallDoc("chunk_0001", "active", "Long exploration of the repository.", events)
+
+
+def test_unique_identifier_in_a_large_chunk_comes_first() -> None:
+    docs = [big_chunk(), *(small_fix_chunk(n) for n in range(5))]
+    result = RecallIndex(docs).search("apply_fix.py", limit=5)
+    assert next(h.chunk_id for h in result.results) == "chunk_0001"
+    assert [e["id"] for e in result.results[0].events] == ["b140"]
+    assert len(result.results) == 5  # the sub-word matches still follow
+
+
+def test_identifier_inside_a_longer_joined_token() -> None:
+    stack = RecallDoc(
+        "chunk_0001",
+        "active",
+        "node crashed",
+        [ev("n1", "at Module._compile (node:internal/modules/run_main:98:5)")],
+    )
+    words = RecallDoc(
+        "chunk_0002",
+        "active",
+        "errands",
+        [ev("w1", "run the main script, then run it again"), ev("w2", "main run done")],
+    )
+    result = RecallIndex([words, stack]).search("run_main")
+    assert [h.chunk_id for h in result.results] == ["chunk_0001", "chunk_0002"]
+    assert [e["id"] for e in result.results[0].events] == ["n1"]
+
+
+def test_camelcase_error_name_and_its_parts() -> None:
+    exact = RecallDoc("chunk_0001", "active", "", [ev("x1", "raised UnicodeDecodeError")])
+    parts = RecallDoc("chunk_0002", "active", "", [ev("p1", "unicode error while decode")])
+    index = RecallIndex([parts, exact])
+    assert [h.chunk_id for h in index.search("UnicodeDecodeError").results] == [
+        "chunk_0001",
+        "chunk_0002",
+    ]
+    # A part of a CamelCase word finds it too, and the event counts as matched.
+    hit = index.search("decode").results
+    assert {h.chunk_id for h in hit} == {"chunk_0001", "chunk_0002"}
+    assert all(h.events for h in hit)
+
+
+def test_phrase_outranks_the_same_words_apart() -> None:
+    apart = RecallDoc(
+        "chunk_0001",
+        "active",
+        "log review",
+        [ev("a1", "crash reported"), ev("a2", "log rotated, log crash counts")],
+    )
+    together = RecallDoc(
+        "chunk_0002",
+        "active",
+        "",
+        [ev("t1", "attached the crash log from the device")]
+        + [ev(f"t{i}", f"filler line {i}") for i in range(2, 40)],
+    )
+    index = RecallIndex([apart, together])
+    assert next(h.chunk_id for h in index.search('"crash log"').results) == "chunk_0002"
+    assert next(h.chunk_id for h in index.search("crash log").results) == "chunk_0002"
+    q = query_terms('please find "crash log" now')
+    assert q.phrases == ("crash log",)
+
+
+def test_cjk_bigrams_rank_the_chunk_holding_the_words() -> None:
+    target = RecallDoc(
+        "chunk_0002",
+        "active",
+        "",
+        [ev(f"c{i}", "检查了日志") for i in range(30)] + [ev("c99", "夜跑入门计划已经发给用户")],
+    )
+    other = RecallDoc("chunk_0001", "active", "夜间模式", [ev("o1", "入门教程")])
+    result = RecallIndex([other, target]).search("夜跑 入门计划")
+    assert next(h.chunk_id for h in result.results) == "chunk_0002"
+    assert [e["id"] for e in result.results[0].events] == ["c99"]
+
+
+def test_summary_still_counts() -> None:
+    by_summary = RecallDoc("chunk_0001", "active", "Rolled back the kubernetes deploy.", [])
+    nothing = RecallDoc("chunk_0002", "active", "Other work.", [ev("z", "unrelated")])
+    assert [
+        h.chunk_id for h in RecallIndex([nothing, by_summary]).search("kubernetes").results
+    ] == ["chunk_0001"]
+
+
+def test_many_mentions_do_not_beat_one_exact_identifier() -> None:
+    """A chunk repeating a plain word 200 times gains only a bounded share from it."""
+    noisy = RecallDoc(
+        "chunk_0001", "active", "", [ev(f"n{i}", "config loader config") for i in range(200)]
+    )
+    exact = RecallDoc("chunk_0002", "active", "", [ev("e1", "fixed config_loader.py today")])
+    result = RecallIndex([noisy, exact]).search("config_loader.py config")
+    assert next(h.chunk_id for h in result.results) == "chunk_0002"
+
+
+def test_highlight_spans_mark_terms_and_phrases_in_the_original_text() -> None:
+    text = "Ran apply_fix.py; the Crash Log says UnicodeDecodeError"
+    spans = highlight_spans(text, '"crash log" apply_fix.py decode')
+    marked = [text[a:b] for a, b in spans]
+    assert "apply_fix.py" in marked
+    assert "Crash Log" in marked
+    assert "Decode" in marked
+    assert highlight_spans("nothing here", "zebra") == []
+    # Offsets are into the text as given, merged and in order.
+    assert spans == sorted(spans)
+    assert all(b <= c for (_, b), (c, _) in itertools.pairwise(spans))
