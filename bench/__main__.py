@@ -38,6 +38,8 @@ GROUPS: dict[str, tuple[str, ...]] = {
         "tui_append_to_screen_ms_p95",
         "tui_loop_lag_p95_ms",
         "tui_rss_mb_100k",
+        "tui_summary_render_ms_1mb",
+        "tui_summary_key_latency_p95_ms",
     ),
     "peer": ("peer_turn_ratio_100", "peer_turn_ratio_1k", "peer_turn_ratio_10k"),
 }

@@ -64,6 +64,16 @@ TARGETS: tuple[Target, ...] = (
         "tui_loop_lag_p95_ms", "event-loop lag while 1,000 events/s are appended", "ms", "<=", 100
     ),
     Target("tui_rss_mb_100k", "TUI resident memory, 100k session open", "MB", "<=", 300),
+    Target(
+        "tui_summary_render_ms_1mb", "new 1 MB summary.md → on the Summary tab", "ms", "<=", 200
+    ),
+    Target(
+        "tui_summary_key_latency_p95_ms",
+        "key latency on the Summary tab while passes run",
+        "ms",
+        "<=",
+        100,
+    ),
     Target("peer_turn_ratio_100", "per-turn overhead / peer's, 100 messages", "", None, None),
     Target("peer_turn_ratio_1k", "per-turn overhead / peer's, 1,000 messages", "", None, None),
     Target("peer_turn_ratio_10k", "per-turn overhead / peer's, 10,000 messages", "", None, None),

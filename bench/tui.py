@@ -7,7 +7,13 @@ with the real watcher on a 100k-event session of ~1 KB events:
 - append → screen: another process appends one event through `MemoryManager.append`; from the
   start of that call to the frame that draws its row; p95 over the samples;
 - loop lag: an asyncio heartbeat every 20 ms in the app's loop records how late it wakes while
-  another process appends 1,000 events/s (10 s; 3 s with --quick); p95 of the lateness.
+  another process appends 1,000 events/s (10 s; 3 s with --quick); p95 of the lateness;
+- Summary tab, 1 MB (`bench.tui_summary_child render`): the app on the Summary tab; a new 1 MB
+  summary.md replaces the old one (`os.replace`); from that replace to the frame that draws its
+  first line; the median of the repeats after one warm-up;
+- Summary tab key latency (`bench.tui_summary_child keys`): the app on the Summary tab while
+  another process appends runs and forces a pass every 0.25 s; a key every 50 ms; from posting
+  the key to its action running; p95.
 """
 
 from __future__ import annotations
@@ -32,6 +38,32 @@ def run(quick: bool) -> Outcome:
         lag = run_child(["bench.tui_child", "lag", str(root), "1000", str(seconds)], timeout=300)
         lags = lag["lags_s"]
         out.values["tui_loop_lag_p95_ms"] = percentile(lags, 95) * 1000
+    repeats = 3 if quick else 7
+    with scratch("tui-summary") as folder:
+        render = run_child(
+            ["bench.tui_summary_child", "render", str(folder / "render"), str(repeats + 1)],
+            timeout=300,
+        )
+        keys = run_child(
+            ["bench.tui_summary_child", "keys", str(folder / "keys"), str(seconds)],
+            timeout=300,
+        )
+    renders = render["render_s"][1:]
+    out.values["tui_summary_render_ms_1mb"] = percentile(renders, 50) * 1000
+    key_lat = keys["latencies_s"]
+    out.values["tui_summary_key_latency_p95_ms"] = percentile(key_lat, 95) * 1000
+    out.details["tui_summary"] = {
+        "summary_md_bytes": render["bytes"],
+        "render_repeats": len(renders),
+        "render_warmup_ms": round(render["render_s"][0] * 1000, 1),
+        "render_max_ms": round(max(renders) * 1000, 1),
+        "key_samples": len(key_lat),
+        "key_p50_ms": round(percentile(key_lat, 50) * 1000, 1),
+        "key_max_ms": round(max(key_lat) * 1000, 1) if key_lat else None,
+        "passes_meanwhile": keys["passes"],
+        "summary_rows_at_end": keys["rows"],
+        "notes": sorted({*render["notes"], *keys["notes"]}),
+    }
     out.details["tui"] = {
         "events": 100_000,
         "first_paint_since_process_start_s": round(paint["since_process_start_s"], 3),

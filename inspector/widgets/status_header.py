@@ -192,7 +192,8 @@ class StatusHeader(Static):
     def set_info(self, info: HeaderInfo) -> None:
         if info != self.info:
             self.info = info
-            self.update(render_header(info, self._fit_width()))
+            # Two lines, always (styles: height 2): no layout pass of the whole screen.
+            self.update(render_header(info, self._fit_width()), layout=False)
 
     def on_resize(self) -> None:
-        self.update(render_header(self.info, self._fit_width()))
+        self.update(render_header(self.info, self._fit_width()), layout=False)
