@@ -7,7 +7,9 @@ Tests that watch files wait for another process's write with a deadline loop ove
 
 from __future__ import annotations
 
+import itertools
 import json
+import os
 import re
 import time
 from collections.abc import Callable
@@ -32,6 +34,7 @@ from inspector.widgets.event_detail import EventDetail
 from inspector.widgets.hot_window import HotWindow
 from inspector.widgets.plan_panel import PlanPanel
 from inspector.widgets.status_header import StatusHeader
+from inspector.widgets.summary_view import SummaryView
 from tests.cli_util import cli_ok
 from tests.tui_fixtures import CONFIG, FIXED_SESSION, build_basic, build_with_archive
 
@@ -599,3 +602,39 @@ async def test_no_color_80x24_keyboard_only(basic: Path, monkeypatch: pytest.Mon
         await pilot.press("7")
         await settle(app, pilot)
         assert app.query_one(TabbedContent).active == "activity"
+
+
+async def test_summary_tab_stays_responsive_while_summary_md_changes(basic: Path) -> None:
+    """Issue 13: with the Summary tab open, a changing summary.md froze the app for seconds.
+    Large new texts land by `os.replace` as a pass writes them; the loop keeps its timers, keys
+    keep working, and each new text reaches the screen."""
+    app = make(basic, watch=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("3")
+        view = app.query_one(SummaryView)
+        await until(pilot, lambda: view.document.rows > 0)
+        view.document.focus()
+        ticks: list[float] = []
+        timer = app.set_interval(0.01, lambda: ticks.append(time.monotonic()))
+        summary = basic / "session" / "summary.md"
+        line = "  Progress: edited src/pkg/module.py and ran pytest -q → 3 failed, 1 fixed\n"
+        for i in range(4):
+            marker = f"marker-{i}"
+            body = f"- **chunk_{i:04d}**\n  Request: {marker}\n" + line * 6000
+            text = (
+                "# Session History (compressed chunks)\n\n## Rolling Summary\n\n"
+                f"[{marker}] rolling\n\n## Recent Chunks\n\n{body}"
+            )
+            tmp = summary.with_name("summary.md.tmp")
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, summary)
+            await pilot.press("down", "up")
+            await until(pilot, lambda m=marker: m in view.shown_text())  # type: ignore[misc]
+        timer.stop()
+        gaps = [b - a for a, b in itertools.pairwise(ticks)]
+        assert len(gaps) > 10
+        assert max(gaps) < 0.5, f"the event loop stalled for {max(gaps):.2f} s"
+        # The header's figures still follow the files (the loop was never blocked).
+        cli_ok(basic, "compact", "--force")
+        await until(pilot, lambda: app.status.chunk_count == 2)
