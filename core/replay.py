@@ -5,19 +5,29 @@ a prompt size for each call whose log has one, so a person can watch compaction 
 their own session. `import_transcript` just appends everything, with no passes.
 
 The size recorded for a call is *our* prompt's, not the provider's: the provider measured the
-original agent's context, which our compaction has made smaller. It is
+original agent's context, which our compaction has made smaller. Until our first compaction
+(and while the original agent's own prompt never shrank) the two contexts are the same events,
+and the provider's figure is recorded exactly. After that the replay records
 
-    our_estimate + max(0, provider figure − estimate of every original event up to the call)
+    fixed + ratio × our_estimate
 
-where our_estimate is summary.md plus the hot window (contract §3 estimates) and the second
-term is what the provider counted beyond the events (system prompt, tool schemas, the
-estimate's error). Before any compaction that is the provider's figure exactly.
+where our_estimate is summary.md plus the hot window (contract §3 estimates), `ratio` is how
+many provider tokens the log shows per estimated token (the median, over consecutive calls
+whose prompt grew, of the figure's growth over the estimate of the events appended between
+them) and `fixed` is what the provider counted beyond the events at the first call (system
+prompt, tool schemas): `first figure − ratio × estimate of the events before it`.
+
+Why not `our_estimate + (figure − estimate of every original event)`: the tokenizer's
+disagreement with the estimate (code often runs at a ratio of 1.2–1.4) is proportional to
+content, so that difference grows with the whole original transcript, compacted events
+included; on a long log the recorded size would climb until every call triggered a pass.
 """
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from core.atomic import read_bytes_no_symlink
@@ -45,9 +55,61 @@ class ReplayStats:
     forced: int = 0
     """Passes that compacted although the trigger did not fire (none in a plain replay)."""
     prompt_sizes_recorded: int = 0
+    provider_ratio: float | None = None
+    """Provider tokens per estimated token, as the log showed them (None: no figures)."""
+    provider_fixed: int | None = None
+    """What the provider counted beyond the events (system prompt, tools), estimated."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+RATIO_RANGE = (0.5, 4.0)
+"""Bounds of the provider/estimate ratio (a log with odd figures cannot scale ours wildly)."""
+MIN_GROWTH_ESTIMATE = 16
+"""Calls whose appended events are estimated below this give no ratio sample (too noisy)."""
+DROP_FRACTION = 0.1
+"""A figure this much below the previous one means the original agent compacted itself."""
+
+
+@dataclass
+class ProviderScale:
+    """How a log's prompt sizes relate to our estimates: figure ≈ fixed + ratio × estimate."""
+
+    first: tuple[int, int] | None = None
+    """(estimate of the original events, provider figure) at the first call with a figure."""
+    last: tuple[int, int] | None = None
+    samples: list[float] = field(default_factory=list)
+    dropped: bool = False
+    """The original agent's prompt shrank: its context is no longer every event."""
+
+    def observe(self, original: int, figure: int) -> None:
+        if self.first is None:
+            self.first = (original, figure)
+        if self.last is not None:
+            grown, growth = original - self.last[0], figure - self.last[1]
+            if growth < -DROP_FRACTION * self.last[1]:
+                self.dropped = True
+            elif growth > 0 and grown >= MIN_GROWTH_ESTIMATE:
+                self.samples.append(growth / grown)
+        self.last = (original, figure)
+
+    @property
+    def ratio(self) -> float:
+        if not self.samples:
+            return 1.0
+        low, high = RATIO_RANGE
+        return min(high, max(low, statistics.median(self.samples)))
+
+    @property
+    def fixed(self) -> int:
+        if self.first is None:
+            return 0
+        return max(0, round(self.first[1] - self.ratio * self.first[0]))
+
+    def ours(self, estimate: int) -> int:
+        """The figure the provider would give for a prompt we estimate at `estimate`."""
+        return self.fixed + round(self.ratio * estimate)
 
 
 def replay(
@@ -62,6 +124,7 @@ def replay(
     call's prompt size (see the module docstring), append its outputs. Then the trailing
     events and one more pass if needed. `after_pass` gets every pass the trigger asked for."""
     stats = ReplayStats()
+    scale = ProviderScale()
     original = 0
     """Estimate of every transcript event appended so far (the original agent's context)."""
     for i, call in enumerate(transcript.calls):
@@ -70,14 +133,20 @@ def replay(
         if before_call is not None:
             before_call(i, call)
         if call.prompt_tokens is not None:
-            overhead = max(0, call.prompt_tokens - original)
-            mm.record_prompt_tokens(prompt_estimate(mm) + overhead)
+            scale.observe(original, call.prompt_tokens)
+            if stats.compactions == 0 and not scale.dropped:
+                mm.record_prompt_tokens(call.prompt_tokens)  # the same context: exact
+            else:
+                mm.record_prompt_tokens(scale.ours(prompt_estimate(mm)))
             stats.prompt_sizes_recorded += 1
         stats.calls += 1
         original += _append(mm, call.outputs, stats)
     if transcript.trailing:
         _append(mm, transcript.trailing, stats)
         _maybe_pass(mm, stats, after_pass)
+    if scale.first is not None:
+        stats.provider_ratio = round(scale.ratio, 3)
+        stats.provider_fixed = scale.fixed
     return stats
 
 
@@ -111,13 +180,13 @@ def prompt_estimate(mm: MemoryManager) -> int:
     snap = mm.store.read_events()
     total = sum(snap.tokens)
     summary = mm.paths.summary
-    if summary.exists() and mm.has_compressed_history():
-        try:
-            text = read_bytes_no_symlink(summary).decode("utf-8", errors="replace")
-        except OSError as exc:
-            raise StoreError(f"cannot read {summary}: {exc.strerror or exc}") from exc
-        total += estimate_tokens(text)
-    return total
+    try:
+        text = read_bytes_no_symlink(summary).decode("utf-8", errors="replace")
+    except FileNotFoundError:
+        return total  # no compaction yet (summary.md exists from the first one on)
+    except OSError as exc:
+        raise StoreError(f"cannot read {summary}: {exc.strerror or exc}") from exc
+    return total + estimate_tokens(text)
 
 
 def _append(mm: MemoryManager, events: Sequence[dict[str, Any]], stats: ReplayStats) -> int:

@@ -46,9 +46,9 @@ def test_replay_compacts_and_the_memory_root_is_consistent(tmp_path: Path) -> No
     root = tmp_path / "memory"
     config = write_config(
         tmp_path / "extraction.yaml",
-        context_window=4000,
-        reserve_tokens=400,
-        keep_recent_tokens=500,
+        context_window=3700,
+        reserve_tokens=370,
+        keep_recent_tokens=462,
         hot_window_events=6,
         summary_max_chunks=3,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -12,13 +13,14 @@ from core.importers import ModelCall, Transcript, load_transcript
 from core.maintenance import PassResult
 from core.manager import MemoryManager
 from core.replay import import_transcript, prompt_estimate, replay
+from core.tokens import estimate_event_tokens
 from tests.cli_util import write_config
 from tests.memory_invariants import assert_each_once, indexed_chunk_ids, read_jsonl
 
 DATA = Path(__file__).parent / "data" / "transcripts"
 SAMPLES = {
     # format: (file, a window small enough that the sample's own sizes make passes happen)
-    "pi": ("pi_session.jsonl", 4000),
+    "pi": ("pi_session.jsonl", 3700),
     "openai": ("openai_chat.json", 1400),
     "mini-swe-agent": ("mini_swe_agent.traj.json", 1800),
 }
@@ -140,7 +142,7 @@ def test_recorded_size_is_the_providers_before_compaction_and_ours_after(tmp_pat
 
     # with passes: the provider's figure until the first compaction, then smaller (our
     # prompt is summary.md + hot window, plus the same overhead the provider counted)
-    mm = manager(tmp_path / "small", 4000)
+    mm = manager(tmp_path / "small", 3700)
     recorded = spy_records(mm)
     first_compaction: list[int] = []
     calls_done: list[int] = []
@@ -193,3 +195,59 @@ def test_trailing_events_get_a_last_pass(tmp_path: Path) -> None:
     stats = replay(Transcript("openai", "t", calls, trailing), mm)
     assert stats.events_appended == 3
     assert stats.passes == 1 and stats.token_triggered == 1
+
+
+def synthetic(calls: int, *, ratio: float, fixed: int) -> Transcript:
+    """A long run whose provider counts `ratio` tokens per estimated token plus `fixed`."""
+    out: list[ModelCall] = []
+    original = 0
+    first = [{"type": "user_input", "role": "user", "content": "fix every module"}]
+    for i in range(calls):
+        result = {
+            "type": "tool_result",
+            "role": "tool",
+            "name": "read",
+            "tool_call_id": f"c{i - 1}",
+            "content": f"line {i}\n" * 90,
+        }
+        inputs = first if i == 0 else [result]
+        original += sum(estimate_event_tokens(e) for e in inputs)
+        outputs = [
+            {
+                "type": "tool_call",
+                "role": "assistant",
+                "name": "read",
+                "tool_call_id": f"c{i}",
+                "arguments": {"path": f"src/module_{i}.py"},
+            },
+        ]
+        out.append(ModelCall(inputs, outputs, fixed + round(ratio * original)))
+        original += sum(estimate_event_tokens(e) for e in outputs)
+    return Transcript("openai", "synthetic", out, [])
+
+
+def test_a_tokenizer_mismatch_does_not_make_passes_ever_more_frequent(tmp_path: Path) -> None:
+    """The provider's excess over our estimate grows with content; compacted content must not
+    keep adding to the sizes recorded after it is gone (else every call ends up a pass). After
+    a compaction the size recorded is the provider's fixed part plus its ratio times ours."""
+    transcript = synthetic(240, ratio=1.3, fixed=1500)
+    mm = manager(tmp_path, 12000)
+    recorded = spy_records(mm)
+    ours: list[int] = []
+    pass_at: list[int] = []
+    stats = replay(
+        transcript,
+        mm,
+        before_call=lambda i, _: ours.append(prompt_estimate(mm)),
+        after_pass=lambda r: pass_at.append(len(ours)),
+    )
+    assert stats.provider_ratio == pytest.approx(1.3, abs=0.02)
+    assert stats.provider_fixed == pytest.approx(1500, abs=30)
+    first = pass_at[0]
+    for size, estimate in zip(recorded[first:], ours[first:], strict=True):
+        assert size == pytest.approx(1500 + 1.3 * estimate, rel=0.02)
+    # summary.md grows to its bound and then the passes come at a steady pace, several calls
+    # apart (the 30 % excess of 240 calls' content would otherwise exceed the whole window)
+    gaps = [b - a for a, b in itertools.pairwise(pass_at)]
+    assert len(gaps) >= 6, pass_at
+    assert min(gaps[-len(gaps) // 3 :]) >= 3, gaps
