@@ -651,6 +651,11 @@ def cmd_import(ctx: Context) -> int:
             f"passes: {stats.passes} ({stats.token_triggered} by tokens, "
             f"{stats.count_triggered} by count), compactions: {stats.compactions}"
         )
+        if stats.provider_ratio is not None:
+            lines.append(
+                f"the log's prompt sizes ≈ {stats.provider_fixed} + {stats.provider_ratio} × "
+                "our estimate (sizes recorded after a compaction use this)"
+            )
     sys.stdout.write("\n".join(lines) + "\n")
     return EXIT_OK
 
