@@ -9,11 +9,14 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from core.config import CompactionConfig, SummarizerConfig
 from core.events import Event
+from core.manager import MemoryManager
 from core.summarizer import (
     OpenAISummarizer,
     SummarizerError,
@@ -249,3 +252,36 @@ def test_fallback_on_server_failure_keeps_key_out_of_logs(
     assert text.startswith("Goal:\n- Find the wifi password.")
     assert "HTTP 500" in caplog.text
     assert SECRET not in caplog.text
+
+
+def test_a_pass_hands_focus_and_previous_summary_to_the_model_and_stores_neither_focus(
+    server: FakeServer, tmp_path: Path
+) -> None:
+    cfg = CompactionConfig(
+        keep_recent_tokens=60,
+        summarizer=SummarizerConfig(
+            backend="openai", base_url=server.base_url, model="m", max_summary_tokens=300
+        ),
+    )
+    mm = MemoryManager(tmp_path / "memory", cfg)
+    mm.begin_run("Root: set up the router")
+    for n in range(3):
+        server.reply = f"Goal:\n- run {n}\nProgress:\n- Request: run {n}\n  outcome: done {n}"
+        mm.begin_run(f"Run {n}: change the wifi channel to {n + 1}")
+        mm.append({"type": "tool_call", "name": "edit", "tool_call_id": f"e{n}",
+                   "arguments": {"path": f"etc/wifi/channel_{n}.conf"}})  # fmt: skip
+        mm.append({"type": "tool_result", "name": "edit", "tool_call_id": f"e{n}",
+                   "content": "ok " + "." * 300})  # fmt: skip
+        mm.begin_run(f"Next step {n}")
+        result = mm.save(force=True, focus="keep the wifi channel numbers")
+        assert result.compacted and result.summary_backend == "openai", result.reason
+    first, second = server.requests[0]["body"], server.requests[1]["body"]
+    system, user = first["messages"]
+    assert "keep the wifi channel numbers" in system["content"]
+    assert "keep the wifi channel numbers" not in user["content"]
+    assert "edited: etc/wifi/channel_0.conf" in user["content"]
+    assert "Update it" not in user["content"], "nothing to update before the first chunk"
+    assert "Update it" in second["messages"][1]["content"]
+    assert "- Request: run 0\n  outcome: done 0" in second["messages"][1]["content"]
+    stored = (tmp_path / "memory" / "session" / "summary.md").read_text()
+    assert "done 0" in stored and "keep the wifi" not in stored and "Focus" not in stored
