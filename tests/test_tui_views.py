@@ -31,6 +31,7 @@ from core.manager import ArchiveInfo, MemoryManager
 from core.prompt import estimate_message_tokens
 from core.recall import RecallHit, RecallResult
 from core.summaries import render_summary, summary_md_bound
+from core.tokens import estimate_tokens
 from inspector.screens import AppendEventScreen, ConfirmScreen, FocusPromptScreen
 from inspector.stylesheets import STYLESHEETS
 from inspector.widgets.archive_view import ArchiveView
@@ -344,10 +345,11 @@ async def test_chunks_view_reload_shows_index_and_pending(memory: MemoryManager)
         assert table.row_count == 3
         row0, row1, row2 = cells(table, 0), cells(table, 1), cells(table, 2)
         assert row0[:3] == ["chunk_0001", "active", "2"]
-        assert row0[5] == "extractive"
+        assert row0[6] == "extractive"
         assert row1[:3] == ["chunk_0002", "active", "3"]
-        assert row1[3] == "split" and row1[5] == "openai"
-        assert row1[4] == "from ev_k · 1,234→? tok"  # cut_meta in words, not JSON
+        assert row1[3] == "split" and row1[6] == "openai"
+        assert row1[4] == "1,234→?"  # prompt before → after (kept not recorded)
+        assert row1[5] == "from ev_k"  # cut_meta in words, not JSON
         assert row2[1] == "pending" and row2[0].startswith("pending-2026")
         assert row2[2] == "1"
         # First row selected: summary at once, events read by the worker.
@@ -404,6 +406,70 @@ async def test_chunks_view_split_turn_marked_and_hostile_text_literal(
         assert app.focused is table
 
 
+async def test_chunks_view_shows_what_each_summary_kept(tmp_path: Path) -> None:
+    """Per chunk: prompt tokens before → after, the summary's compression, the runs and their
+    requests, the paths edited, and the said/used identifiers the summary dropped."""
+    manager = MemoryManager(tmp_path / "memory", CompactionConfig())
+    manager.store.ensure_session()
+    events = [
+        ev("user_input", "fix the crash in parse_config"),
+        ev(
+            "tool_call",
+            None,
+            role="assistant",
+            name="edit",
+            tool_call_id="e1",
+            arguments={"path": "src/app/config_loader.py", "old": "a", "new": "b"},
+        ),
+        ev("tool_result", "edited", role="tool", name="edit", tool_call_id="e1"),
+        ev("assistant_output", "Fixed parse_config; see RetryPolicy", role="assistant"),
+        ev("user_input", "now update docs/USAGE.md"),
+        ev(
+            "tool_call",
+            None,
+            role="assistant",
+            name="write",
+            tool_call_id="w1",
+            arguments={"path": "docs/USAGE.md", "content": "usage"},
+        ),
+        ev("tool_result", "written", role="tool", name="write", tool_call_id="w1"),
+    ]
+    summary = "Request: fix the crash in parse_config · edited: src/app/config_loader.py"
+    entry = ChunkEntry(
+        "chunk_0001",
+        "2026-11-29T17:00:00Z",
+        len(events),
+        events[0]["id"],
+        events[-1]["id"],
+        summary,
+        {"first_kept_event_id": "ev_k", "tokens_before": 5000, "kept_tokens_estimate": 1000},
+        {"summary_backend": "extractive"},
+    )
+    with manager.store.lock():
+        write_chunk_file(manager.paths, "chunk_0001", events)
+        write_index(manager.paths, [entry])
+    view = ChunksView()
+    view.manager = manager
+    app = ViewHost(view)
+    async with app.run_test(size=(100, 40)) as pilot:
+        view.reload()
+        await settle(app, pilot)
+        after = 1000 + estimate_tokens(summary)
+        assert cells(view.query_one(DataTable), 0)[4] == f"5,000→{after:,}"
+        text = static_text(view.query_one("#chunks-analysis", Static))
+        assert f"5,000 → {after:,} tok" in text
+        assert f"summary {estimate_tokens(summary):,} tok" in text
+        assert "runs        2" in text
+        assert "▸ fix the crash in parse_config" in text and "▸ now update docs/USAGE.md" in text
+        assert "edited      src/app/config_loader.py, docs/USAGE.md" in text
+        # RetryPolicy and docs/USAGE.md were said/used but the summary names neither.
+        assert "not named in the summary" in text
+        dropped = text.split("not named in the summary")[1]
+        assert "RetryPolicy" in dropped and "docs/USAGE.md" in dropped
+        assert "parse_config" not in dropped and "src/app/config_loader.py" not in dropped
+    manager.close()
+
+
 async def test_chunks_view_pending_row_shows_its_events(memory: MemoryManager) -> None:
     view = ChunksView()
     app = ViewHost(view)
@@ -430,7 +496,7 @@ async def test_chunks_view_hostile_chunk_id_and_missing_file(memory: MemoryManag
         assert row[0].startswith("[@click=app.sentinel]x[/]␛[31m")  # capped cell
         header = static_text(view.query_one("#chunks-summary", Static))
         assert header.startswith("[@click=app.sentinel]x[/]␛[31m<U+202E>  active")
-        assert row[7] == "[@click=app.quit]a[/]" and row[6] == "[b"
+        assert row[8] == "[@click=app.quit]a[/]" and row[7] == "[b"
         # The id is refused before any file is opened; the error is shown, not raised.
         events = static_text(view.query_one("#chunks-events", Static))
         assert "invalid chunk id" in events

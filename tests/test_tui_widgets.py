@@ -133,7 +133,7 @@ def test_cut_meta_in_words_for_the_table_and_in_full_for_the_detail() -> None:
         "turn_start_event_id": "ev_0002",
         "note": "[@click=app.quit]x[/]",
     }
-    assert cut_meta_summary(meta, "token") == "token · from ev_9262a… · 3,400→1,200 tok"
+    assert cut_meta_summary(meta, "token") == "token · from ev_9262a…"
     assert cut_meta_summary(None) == "" and cut_meta_summary({}, "count") == "count"
     row = ChunkRow(
         chunk_id="chunk_0007",

@@ -19,7 +19,10 @@ Public API (for the app):
 
 Selecting a row (cursor move) shows the summary at once and reads `<chunk_id>.jsonl` in a
 thread worker (`read_chunk_events(manager.paths, id)`); pending rows already carry their
-events. Enter on a row moves focus to the detail pane; escape there goes back to the table
+events. The same worker analyses the chunk (inspector.chunk_analysis): the prompt before →
+after the pass, the summary's compression, the runs and requests it covers, the paths it
+edited, and the identifiers said or used in its events that the summary dropped; the table's
+"tok before→after" column shows the first of these from the index alone. Enter on a row moves focus to the detail pane; escape there goes back to the table
 (escape on the table falls through to the app's own binding).
 
 Messages posted (bubble): `ChunksView.ChunkHighlighted(chunk_id: str, source: str)`.
@@ -46,7 +49,8 @@ from textual.worker import get_current_worker
 
 from core.chunks import ChunkEntry, PendingEvidence, list_pending, read_chunk_events, read_index
 from core.errors import SessionMemoryError
-from core.tokens import compact_json, content_text
+from core.tokens import compact_json, content_text, estimate_tokens
+from inspector.chunk_analysis import ChunkAnalysis, analyze_chunk
 from inspector.safe_text import one_line, safe_line, safe_text, trail_blanks
 from inspector.tables import replace_rows
 
@@ -78,6 +82,7 @@ class ChunkRow:
     summary: str
     events: list[dict[str, Any]] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    analysis: ChunkAnalysis | None = None
 
 
 def describe_error(exc: BaseException) -> str:
@@ -200,19 +205,34 @@ def _count(value: object) -> str:
 
 
 def cut_meta_summary(cut_meta: dict[str, Any] | None, path: object = None) -> str:
-    """cut_meta in a few words for the table, e.g. "token · from ev_0008 · 3,400→1,200 tok"
-    (the path, the first kept event, tokens before → kept; split turns have their own
-    column); "" when there is none."""
+    """cut_meta in a few words for the table, e.g. "token · from ev_0008" (the path, the first
+    kept event; tokens and split turns have their own columns); "" when there is none."""
     parts: list[str] = []
     if isinstance(path, str) and path:
         parts.append(one_line(path, 12))
-    if cut_meta:
-        if cut_meta.get("first_kept_event_id") is not None:
-            parts.append(f"from {_short_id(cut_meta['first_kept_event_id'], 8)}")
-        before, kept = cut_meta.get("tokens_before"), cut_meta.get("kept_tokens_estimate")
-        if before is not None or kept is not None:
-            parts.append(f"{_count(before)}→{_count(kept)} tok")
+    if cut_meta and cut_meta.get("first_kept_event_id") is not None:
+        parts.append(f"from {_short_id(cut_meta['first_kept_event_id'], 8)}")
     return " · ".join(parts)
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def tokens_after(row: ChunkRow) -> int | None:
+    """The prompt after the pass: the hot window it kept plus the chunk summary's estimate."""
+    kept = _int((row.cut_meta or {}).get("kept_tokens_estimate"))
+    return None if kept is None else kept + estimate_tokens(row.summary)
+
+
+def tokens_before_after(row: ChunkRow) -> str:
+    """ "3,400→1,380": the prompt before the pass (cut_meta tokens_before) → after it (the kept
+    hot window + this chunk's summary); "?" for what is not recorded."""
+    before = _int((row.cut_meta or {}).get("tokens_before"))
+    after = tokens_after(row)
+    if before is None and after is None:
+        return ""
+    return f"{_count(before)}→{_count(after)}"
 
 
 def cut_meta_detail(row: ChunkRow) -> Text:
@@ -265,6 +285,80 @@ def _created(value: str | None) -> str:
     return value or ""
 
 
+LISTED = 12
+
+
+def _listed(out: Text, label: str, items: Sequence[str], total: int, style: str) -> None:
+    out.append(f"{label:<12}", style="dim")
+    if not items:
+        out.append("none\n", style="dim")
+        return
+    for i, item in enumerate(items[:LISTED]):
+        if i:
+            out.append(", ", style="dim")
+        out.append_text(safe_line(item, style, limit=80))
+    if total > LISTED:
+        out.append(f" (+{total - LISTED} more)", style="dim")
+    out.append("\n")
+
+
+def analysis_text(row: ChunkRow, analysis: ChunkAnalysis) -> Text:
+    """What the summary made of the chunk: tokens before → after, the runs it covers and their
+    requests, the paths it edited, the said/used identifiers the summary dropped."""
+    out = Text()
+    out.append(f"{'prompt':<12}", style="dim")
+    after = tokens_after(row)
+    out.append(f"{_count(analysis.tokens_before)} → {_count(after)} tok", style="bold")
+    if analysis.kept_tokens is not None:
+        out.append(
+            f" (hot window {analysis.kept_tokens:,} + summary {analysis.summary_tokens:,})",
+            style="dim",
+        )
+    out.append("\n")
+    out.append(f"{'compression':<12}", style="dim")
+    out.append(
+        f"events {analysis.events_tokens:,} tok → summary {analysis.summary_tokens:,} tok",
+        style="bold",
+    )
+    if analysis.ratio is not None:
+        out.append(f" ({analysis.ratio:,.1f}× smaller)", style="dim")
+    out.append("\n")
+    runs = analysis.runs
+    out.append(f"{'runs':<12}", style="dim")
+    out.append(f"{len(runs)}\n")
+    for run in runs[:LISTED]:
+        out.append("  \u25b8 ", style="cyan")
+        if run.continued and not run.request:
+            out.append("(continued from an earlier chunk)", style="dim italic")
+        else:
+            if run.continued:
+                out.append("(continued) ", style="dim")
+            out.append_text(safe_line(run.request or "(no request text)", limit=100))
+        if run.error:
+            out.append("  \u2717 ", style="bold red")
+            out.append_text(safe_line(run.error, "red", limit=60))
+        out.append("\n")
+    if len(runs) > LISTED:
+        out.append(f"  \u2026 {len(runs) - LISTED} more runs\n", style="dim")
+    _listed(out, "edited", analysis.edited, len(analysis.edited), "green")
+    out.append(f"{'dropped':<12}", style="dim")
+    if analysis.identifiers == 0:
+        out.append("no identifiers said or used\n", style="dim")
+    else:
+        share = analysis.kept_share or 0.0
+        style = "bold green" if not analysis.dropped_count else "bold yellow"
+        out.append(
+            f"{analysis.dropped_count} of {analysis.identifiers} said/used identifiers "
+            f"not named in the summary ({share:.0%} kept)",
+            style=style,
+        )
+        out.append("\n")
+        if analysis.dropped:
+            _listed(out, "", analysis.dropped, analysis.dropped_count, "yellow")
+    out.rstrip()
+    return out
+
+
 class ChunksView(Vertical):
     """index.yaml + pending evidence as a table; summary and lazily read events below it."""
 
@@ -277,13 +371,14 @@ class ChunksView(Vertical):
         "source",
         "events",
         "split",
-        "cut_meta",
+        "tok before→after",
+        "cut",
         "backend",
         "created",
         "first id",
         "last id",
     )
-    """Most telling first: at 80 columns chunk id … cut_meta fit, the rest scrolls."""
+    """Most telling first: at 80 columns chunk id … the tokens fit, the rest scrolls."""
 
     class ChunkHighlighted(Message):
         """The cursor moved onto a chunk (or pending evidence) row."""
@@ -295,13 +390,19 @@ class ChunksView(Vertical):
 
     class _EventsLoaded(Message):
         def __init__(
-            self, key: str, events: list[dict[str, Any]], bad_lines: int, error: str | None
+            self,
+            key: str,
+            events: list[dict[str, Any]],
+            bad_lines: int,
+            error: str | None,
+            analysis: ChunkAnalysis | None = None,
         ) -> None:
             super().__init__()
             self.key = key
             self.events = events
             self.bad_lines = bad_lines
             self.error = error
+            self.analysis = analysis
 
     class _DataLoaded(Message):
         def __init__(
@@ -335,6 +436,7 @@ class ChunksView(Vertical):
                 id="chunks-summary",
                 markup=False,
             )
+            yield Static(Text(""), id="chunks-analysis", markup=False)
             yield Static(Text(""), id="chunks-events", markup=False)
 
     def on_mount(self) -> None:
@@ -393,6 +495,7 @@ class ChunksView(Vertical):
             Text(row.source, style=SOURCE_STYLE.get(row.source, "")),
             Text("?" if row.event_count is None else str(row.event_count), justify="right"),
             Text("split", style="bold yellow") if row.is_split_turn else Text(""),
+            Text(tokens_before_after(row), justify="right"),
             safe_line(cut_meta_summary(row.cut_meta, row.extra.get("path")), "dim", limit=60),
             safe_line(row.summary_backend or "", limit=24),
             safe_line(_created(row.created_at)[:16], limit=24),
@@ -453,8 +556,11 @@ class ChunksView(Vertical):
             raise SkipAction()
         table.focus()
 
-    def _detail(self, summary: Text, events: Text) -> None:
+    def _detail(self, summary: Text, events: Text, analysis: Text | None = None) -> None:
         self.query_one("#chunks-summary", Static).update(trail_blanks(summary))
+        self.query_one("#chunks-analysis", Static).update(
+            trail_blanks(analysis) if analysis is not None else Text("")
+        )
         self.query_one("#chunks-events", Static).update(events)
 
     def _show_row(self, key: str | None) -> None:
@@ -470,23 +576,39 @@ class ChunksView(Vertical):
         header.append_text(cut_meta_detail(row))
         header.append("\n")
         header.append_text(summary_text(row.summary))
+        waiting = Text("analysing what the summary kept\u2026", style="dim italic")
         if row.events is not None:
-            self._detail(header, events_text(row.events))
+            analysis = analysis_text(row, row.analysis) if row.analysis else waiting
+            self._detail(header, events_text(row.events), analysis)
+            if row.analysis is None:
+                self._load_events(key or "", row.chunk_id, row.events, row.summary, row.cut_meta)
         elif self.manager is None:
             self._detail(header, Text("(events not loaded: no session attached)", "dim"))
         else:
-            self._detail(header, Text("reading events\u2026", style="dim italic"))
-            self._load_events(key or "", row.chunk_id)
+            self._detail(header, Text("reading events\u2026", style="dim italic"), waiting)
+            self._load_events(key or "", row.chunk_id, None, row.summary, row.cut_meta)
         self.post_message(self.ChunkHighlighted(row.chunk_id, row.source))
 
     @work(thread=True, exclusive=True, group="chunks-events")
-    def _load_events(self, key: str, chunk_id: str) -> None:
+    def _load_events(
+        self,
+        key: str,
+        chunk_id: str,
+        events: list[dict[str, Any]] | None,
+        summary: str,
+        cut_meta: dict[str, Any] | None,
+    ) -> None:
+        """Read the chunk file (unless the events are at hand) and analyse it, off the loop."""
         manager = self.manager
-        if manager is None:
-            return
         try:
-            events, bad = read_chunk_events(manager.paths, chunk_id)
-            result = self._EventsLoaded(key, list(events), len(bad), None)
+            bad_lines = 0
+            if events is None:
+                if manager is None:
+                    return
+                read, bad = read_chunk_events(manager.paths, chunk_id)
+                events, bad_lines = list(read), len(bad)
+            analysis = analyze_chunk(events, summary, cut_meta)
+            result = self._EventsLoaded(key, events, bad_lines, None, analysis)
         except Exception as exc:
             result = self._EventsLoaded(key, [], 0, describe_error(exc))
         if not get_current_worker().is_cancelled:
@@ -500,8 +622,13 @@ class ChunksView(Vertical):
         row = self._rows.get(message.key)
         if row is not None and message.error is None:
             row.events = message.events
+            row.analysis = message.analysis
+        analysis = self.query_one("#chunks-analysis", Static)
         if message.error is not None:
             shown = safe_text(message.error, "bold red", limit=500)
+            analysis.update(Text(""))
         else:
             shown = events_text(message.events, message.bad_lines)
+            if row is not None and message.analysis is not None:
+                analysis.update(trail_blanks(analysis_text(row, message.analysis)))
         self.query_one("#chunks-events", Static).update(shown)
