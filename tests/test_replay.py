@@ -251,3 +251,31 @@ def test_a_tokenizer_mismatch_does_not_make_passes_ever_more_frequent(tmp_path: 
     gaps = [b - a for a, b in itertools.pairwise(pass_at)]
     assert len(gaps) >= 6, pass_at
     assert min(gaps[-len(gaps) // 3 :]) >= 3, gaps
+
+
+def test_provider_scale_fits_ratio_and_fixed_and_notices_the_agents_own_compaction() -> None:
+    from core.replay import ProviderScale
+
+    scale = ProviderScale()
+    for original in (100, 400, 900, 1500):
+        scale.observe(original, 2000 + round(1.25 * original))
+    assert scale.ratio == pytest.approx(1.25, abs=0.01)
+    assert scale.fixed == pytest.approx(2000, abs=2)
+    assert scale.ours(1000) == pytest.approx(3250, abs=3)
+    assert not scale.dropped
+    scale.observe(1800, 2600)  # the original agent summarised its own context
+    assert scale.dropped
+    assert scale.ratio == pytest.approx(1.25, abs=0.01)  # a drop is no ratio sample
+
+
+def test_after_the_original_agent_compacts_itself_the_replay_uses_the_fit(tmp_path: Path) -> None:
+    """pi compacts its own context: its later figures count a summary, not our events."""
+    transcript = synthetic(12, ratio=1.0, fixed=500)
+    calls = list(transcript.calls)
+    calls[8] = ModelCall(calls[8].inputs, calls[8].outputs, 900)  # far below the run before
+    mm = manager(tmp_path)  # a window no pass will ever need
+    recorded = spy_records(mm)
+    replay(Transcript("openai", "t", calls, []), mm)
+    assert recorded[:8] == [c.prompt_tokens for c in calls[:8]]  # exact before the drop
+    assert recorded[8] > 900  # our prompt still holds every event
+    assert recorded[8] == pytest.approx(calls[7].prompt_tokens, rel=0.2)
