@@ -69,10 +69,31 @@ def table(doc: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def markdown(doc: dict[str, Any]) -> str:
+    """The same table in Markdown (docs/QUALITY.md holds one from a full run)."""
+    names = list(doc["transcripts"])
+    head = ["metric", *names, "overall", "target", "met"]
+    by_key = {t.key: t for t in TARGETS}
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for key, label in COLUMNS:
+        cells = [f"`{key}`"]
+        cells += [fmt(doc["transcripts"][n].get(key)) for n in names]
+        cells.append(fmt(doc["overall"].get(key)))
+        target = by_key.get(key)
+        if target is None:
+            cells += ["", ""]
+        else:
+            met = doc["targets"][key]["met"]
+            cells += [target.text, "n/a" if met is None else ("met" if met else "**not met**")]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.quality", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="two small transcripts only")
     parser.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    parser.add_argument("--markdown", action="store_true", help="the table in Markdown")
     parser.add_argument(
         "--only", default="", help="comma-separated transcript names (see the table's columns)"
     )
@@ -96,6 +117,8 @@ def main(argv: list[str] | None = None) -> int:
     doc = run(entries, log=log)
     if args.json:
         print(json.dumps(doc, indent=2, ensure_ascii=False))
+    elif args.markdown:
+        print(markdown(doc))
     else:
         print(table(doc))
     return 0
