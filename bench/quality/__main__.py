@@ -75,7 +75,7 @@ def markdown(doc: dict[str, Any]) -> str:
     head = ["metric", *names, "overall", "target", "met"]
     by_key = {t.key: t for t in TARGETS}
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for key, label in COLUMNS:
+    for key, _label in COLUMNS:
         cells = [f"`{key}`"]
         cells += [fmt(doc["transcripts"][n].get(key)) for n in names]
         cells.append(fmt(doc["overall"].get(key)))
