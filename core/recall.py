@@ -536,7 +536,8 @@ def search(parts: Sequence[Part], query: str, limit: int = 5) -> RecallResult:
             key=order,
         )
     hits: list[RecallHit] = []
-    matcher = _matcher([t for t in terms if t in found])
+    matched_terms = [t for t in terms if t in found]
+    strong = frozenset(t for t in matched_terms if q.weights[t] > 1.0)
     for k, score in ranked[:limit]:
         d = doc_of(k)
         part = parts[k[0]]
@@ -546,7 +547,7 @@ def search(parts: Sequence[Part], query: str, limit: int = 5) -> RecallResult:
                 source=d.source,
                 score=score,
                 summary=d.summary,
-                events=_matched_events(events_of(k), matcher),
+                events=_matched_events(events_of(k), matched_terms, strong, q.phrases),
                 session_id=part.session_id,
                 archived=part.archived,
             )
@@ -563,16 +564,32 @@ def _holds_phrase(doc: RecallDoc, events: Sequence[Event], phrases: Sequence[str
     return any(_contains_term(_flat(t), p, False) for t in texts for p in phrases)
 
 
-def _matched_events(events: Sequence[Event], matcher: Callable[[str], bool] | None) -> list[Event]:
-    if matcher is None:
+def _matched_events(
+    events: Sequence[Event], terms: Sequence[str], strong: frozenset[str], phrases: Sequence[str]
+) -> list[Event]:
+    """The events that share a term with the query, in order, at most MAX_MATCHED_EVENTS.
+    When some event holds a whole identifier or a phrase of the query, only such events are
+    listed (the others matched on a part like `py` or `4` alone)."""
+    if not terms:
         return []
-    out: list[Event] = []
+    wanted = set(terms)
+    matched: list[tuple[Event, bool]] = []
+    any_strong = False
     for event in events:
-        if matcher(event_search_text(event)):
-            out.append(event)
-            if len(out) >= MAX_MATCHED_EVENTS:
-                break
-    return out
+        text = event_search_text(event)
+        low = normalize(text)
+        if not any(term in low for term in wanted):  # most events: a substring scan says no
+            continue
+        shared = wanted.intersection(_terms(unicodedata.normalize("NFKC", text)))
+        if not shared:
+            continue
+        is_strong = not strong.isdisjoint(shared) or (
+            bool(phrases) and any(_contains_term(_SPACES.sub(" ", low), p, False) for p in phrases)
+        )
+        any_strong = any_strong or is_strong
+        matched.append((event, is_strong))
+    kept = [e for e, is_strong in matched if is_strong or not any_strong]
+    return kept[:MAX_MATCHED_EVENTS]
 
 
 def _is_cjk(ch: str) -> bool:
@@ -601,22 +618,6 @@ def _contains_term(text: str, term: str, cjk: bool) -> bool:
             return True
         at = text.find(term, at + 1)
     return False
-
-
-def _matcher(terms: list[str]) -> Callable[[str], bool] | None:
-    """A test for "this text has one of the terms": a substring scan first (most events have
-    none), then the text's own terms, so an event matches exactly when it shares a term."""
-    if not terms:
-        return None
-    wanted = set(terms)
-
-    def matches(text: str) -> bool:
-        low = normalize(text)
-        if not any(term in low for term in wanted):
-            return False
-        return not wanted.isdisjoint(_terms(unicodedata.normalize("NFKC", text)))
-
-    return matches
 
 
 def highlight_spans(text: str, query: str) -> list[tuple[int, int]]:

@@ -179,7 +179,7 @@ class PersistentRecallIndex:
         """Delete the index and its WAL files (it is derived state: nothing is lost)."""
         self.close()
         for suffix in ("", "-wal", "-shm", "-journal"):
-            with contextlib.suppress(FileNotFoundError):
+            with contextlib.suppress(OSError):  # a failure shows when it is opened again
                 os.unlink(f"{self.path}{suffix}")
 
     # -- reading -------------------------------------------------------------------------
@@ -213,7 +213,7 @@ class PersistentRecallIndex:
     def _with_recovery(self, action: Callable[[], sqlite3.Connection]) -> sqlite3.Connection:
         try:
             return action()
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, OSError) as exc:
             self.warnings.append(f"{self.path}: {exc}; rebuilding it from the chunk files")
         self._discard_file()
         try:

@@ -1,0 +1,263 @@
+"""The persistent recall index chunks/recall.sqlite (issue 11): derived state that is checked
+against the chunk files, rebuilt when stale or corrupt (answers equal an in-memory build),
+kept up to date by passes, carried by rotation, rebuilt by repair, readable during a pass."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.config import CompactionConfig
+from core.manager import MemoryManager
+from core.recall import RecallResult
+from core.recall_index import INDEX_FILE
+
+CHILD = Path(__file__).with_name("mm_child.py")
+CONFIG: dict[str, Any] = {
+    "count_compress_after_events": 8,
+    "hot_window_events": 3,
+    "keep_recent_tokens": 100_000,
+    "summary_max_chunks": 2,
+}
+QUERIES = ["module_3.py", "TKT-1", "camera error", "ticket", "module_0.py camera", "E5"]
+
+
+def config() -> CompactionConfig:
+    return CompactionConfig(**CONFIG)
+
+
+def fill(mm: MemoryManager, turns: int, start: int = 0) -> None:
+    for n in range(start, start + turns):
+        mm.begin_run(f"turn {n}: ticket TKT-{n} about the camera error E{n}")
+        mm.append({"type": "tool_call", "name": "shell", "tool_call_id": f"k{n}", "arguments": {}})
+        mm.append(
+            {
+                "type": "tool_result",
+                "name": "shell",
+                "tool_call_id": f"k{n}",
+                "content": f"Traceback in src/module_{n}.py: camera busy",
+            }
+        )
+        mm.commit_run(f"logged TKT-{n}")
+        mm.wait_for_maintenance()
+
+
+def compacted_root(tmp_path: Path, passes: int = 3) -> Path:
+    root = tmp_path / "m"
+    mm = MemoryManager(root, config())
+    for p in range(passes):
+        fill(mm, 3, start=3 * p)
+        assert mm.save(force=True).compacted
+    mm.close()
+    return root
+
+
+def in_memory(root: Path, query: str, limit: int = 5, **kw: Any) -> RecallResult:
+    mm = MemoryManager(root, config(), read_only=True)
+    mm.persistent_recall = False
+    return mm.recall(query, limit=limit, **kw)
+
+
+def assert_same_as_in_memory(root: Path, **kw: Any) -> None:
+    for q in QUERIES:
+        fresh = MemoryManager(root, config(), read_only=True)
+        assert fresh.recall(q, limit=10, **kw) == in_memory(root, q, limit=10, **kw), q
+
+
+def index_file(root: Path, session: str = "session") -> Path:
+    return root / session / "chunks" / INDEX_FILE
+
+
+def indexed_ids(path: Path) -> list[str]:
+    with sqlite3.connect(path) as conn:
+        return [r[0] for r in conn.execute("SELECT chunk_id FROM chunks ORDER BY no")]
+
+
+def test_pass_writes_the_index_and_a_fresh_process_reads_no_chunk_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = compacted_root(tmp_path)
+    chunks = sorted(p.stem for p in (root / "session" / "chunks").glob("chunk_*.jsonl"))
+    assert indexed_ids(index_file(root)) == chunks, "each pass's hook added its chunk"
+
+    import core.manager
+
+    reads: list[str] = []
+    real = core.manager.read_chunk_events
+    monkeypatch.setattr(
+        core.manager, "read_chunk_events", lambda p, c: reads.append(c) or real(p, c)
+    )
+    fresh = MemoryManager(root, config(), read_only=True)
+    (hit,) = fresh.recall("module_4.py", limit=1).results
+    assert reads == [hit.chunk_id], "only the returned chunk is read, for its events"
+    assert [e["content"] for e in hit.events] == ["Traceback in src/module_4.py: camera busy"]
+    monkeypatch.undo()
+    assert_same_as_in_memory(root)
+    assert fresh.recall_warnings == []
+
+
+def test_a_pass_of_another_process_is_picked_up_incrementally(tmp_path: Path) -> None:
+    root = compacted_root(tmp_path, passes=1)
+    reader = MemoryManager(root, config(), read_only=True)
+    assert "TKT-7" not in json.dumps(reader.recall("TKT-7").to_json())
+    before = len(list((root / "session" / "chunks").glob("chunk_*.jsonl")))
+    writer = MemoryManager(root, config())
+    writer.persistent_recall = False  # a writer without the hook: the reader must catch up
+    fill(writer, 3, start=6)
+    assert writer.save(force=True).compacted
+    hits = reader.recall("TKT-7").results
+    assert hits and "TKT-7" in json.dumps(hits[0].events)
+    store = reader._recall_files[root / "session"]
+    new_chunks = len(list((root / "session" / "chunks").glob("chunk_*.jsonl"))) - before
+    assert new_chunks >= 1
+    assert store.last_sync.added == new_chunks and not store.last_sync.rebuilt
+    assert_same_as_in_memory(root)
+
+
+def test_a_changed_chunk_file_makes_the_index_stale_and_it_is_rebuilt(tmp_path: Path) -> None:
+    root = compacted_root(tmp_path)
+    chunk = sorted((root / "session" / "chunks").glob("chunk_*.jsonl"))[0]
+    lines = chunk.read_text().splitlines()
+    event = json.loads(lines[0])
+    event["content"] = "zanzibar_quokka.cfg was the culprit"
+    lines[0] = json.dumps(event)
+    chunk.write_text("\n".join(lines) + "\n")
+    fresh = MemoryManager(root, config(), read_only=True)
+    hits = fresh.recall("zanzibar_quokka.cfg").results
+    assert [h.chunk_id for h in hits] == [chunk.stem]
+    assert fresh._recall_files[root / "session"].last_sync.rebuilt
+    assert_same_as_in_memory(root)
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "empty"])
+def test_a_corrupt_index_is_rebuilt_never_trusted(tmp_path: Path, damage: str) -> None:
+    root = compacted_root(tmp_path)
+    path = index_file(root)
+    data = path.read_bytes()
+    if damage == "garbage":
+        path.write_bytes(b"not a database at all " * 100)
+    elif damage == "truncated":
+        path.write_bytes(data[: len(data) // 2])
+    else:
+        path.write_bytes(b"")
+    fresh = MemoryManager(root, config(), read_only=True)
+    for q in QUERIES:
+        assert fresh.recall(q, limit=10) == in_memory(root, q, limit=10), q
+    chunks = sorted(p.stem for p in (root / "session" / "chunks").glob("chunk_*.jsonl"))
+    assert indexed_ids(path) == chunks, "the file was built again"
+
+
+def test_an_unusable_index_falls_back_to_memory_with_a_warning(tmp_path: Path) -> None:
+    root = compacted_root(tmp_path)
+    path = index_file(root)
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    path.mkdir()  # cannot be opened, deleted or created
+    fresh = MemoryManager(root, config(), read_only=True)
+    for q in QUERIES:
+        assert fresh.recall(q, limit=10) == in_memory(root, q, limit=10), q
+    assert fresh.recall_warnings and str(path) in fresh.recall_warnings[0]
+
+
+def run_child(root: Path, *args: str, fault: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    env.pop("SESSION_MEMORY_FAULT", None)
+    if fault:
+        env["SESSION_MEMORY_FAULT"] = fault
+    return subprocess.run(
+        [sys.executable, str(CHILD), str(root), json.dumps(CONFIG), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize("fault", ["after_chunk_write", "after_index_write"])
+def test_crash_between_chunk_write_and_index_update(tmp_path: Path, fault: str) -> None:
+    """The pass dies before its hook: the next recall brings the index up to date, and a
+    repair (which finishes the pass) leaves answers equal to an in-memory build."""
+    root = compacted_root(tmp_path, passes=1)
+    mm = MemoryManager(root, config())
+    fill(mm, 3, start=10)
+    mm.close()
+    done = run_child(root, "save", "--force", fault=fault)
+    assert done.returncode == 99, done.stderr
+    assert_same_as_in_memory(root)
+    hits = MemoryManager(root, config(), read_only=True).recall("TKT-11").results
+    assert hits, "the crashed pass's events are recallable (indexed or pending)"
+    MemoryManager(root, config()).repair()
+    assert_same_as_in_memory(root)
+    assert MemoryManager(root, config(), read_only=True).recall("TKT-11").results
+
+
+def test_rotation_carries_the_index_and_all_sessions_names_each_session(tmp_path: Path) -> None:
+    root = compacted_root(tmp_path, passes=2)
+    mm = MemoryManager(root, config())
+    old_id = mm.status().session_id
+    before = indexed_ids(index_file(root))
+    mm.rotate()
+    archived = index_file(root, f"session_archive/{old_id}")
+    assert indexed_ids(archived) == before, "the rename carried the index"
+    fill(mm, 3, start=40)
+    assert mm.save(force=True).compacted
+    new_id = mm.status().session_id
+
+    default = json.dumps(mm.recall("TKT-1", limit=20).to_json())
+    assert not re.search(r"TKT-1\b", default), "the default never searches archives"
+    assert "session_id" not in default
+    result = mm.recall("TKT-1", all_sessions=True)
+    assert result.results and result.results[0].session_id == old_id
+    assert re.search(r"TKT-1\b", json.dumps(result.results[0].events))
+    assert result.results[0].archived is True
+    assert result.results[0].to_json()["session_id"] == old_id
+    mixed = mm.recall("ticket camera", limit=20, all_sessions=True).results
+    assert {(h.session_id, h.archived) for h in mixed} == {(old_id, True), (new_id, False)}
+    store = mm._recall_files[root / "session_archive" / str(old_id)]
+    assert store.last_sync.added == 0 and not store.last_sync.rebuilt, "used as it was"
+    assert_same_as_in_memory(root, all_sessions=True)
+
+
+def test_repair_rebuilds_the_index(tmp_path: Path) -> None:
+    root = compacted_root(tmp_path)
+    index_file(root).write_bytes(b"\0" * 4096)
+    repaired = MemoryManager(root, config()).repair()
+    assert repaired.get("recall_index_rebuilt") == 1
+    chunks = sorted(p.stem for p in (root / "session" / "chunks").glob("chunk_*.jsonl"))
+    assert indexed_ids(index_file(root)) == chunks
+    assert_same_as_in_memory(root)
+
+
+def test_recall_during_passes_of_another_process(tmp_path: Path) -> None:
+    """Recall keeps answering (never an error, every hit well formed) while a child process
+    runs passes that add chunks and update the index."""
+    root = compacted_root(tmp_path, passes=1)
+    mm = MemoryManager(root, config())
+    fill(mm, 12, start=20)
+    mm.close()
+    child = subprocess.Popen(
+        [sys.executable, str(CHILD), str(root), json.dumps(CONFIG), "saves", "4"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    reader = MemoryManager(root, config(), read_only=True)
+    answered = 0
+    while child.poll() is None or answered < 5:
+        result = reader.recall("ticket camera", limit=10)
+        assert all(
+            h.source in ("active", "pending") and h.summary is not None for h in result.results
+        )
+        answered += 1
+    _out, err = child.communicate(timeout=120)
+    assert child.returncode == 0, err
+    assert reader.recall_warnings == []
+    assert_same_as_in_memory(root)
