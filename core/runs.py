@@ -706,44 +706,46 @@ def _without_imports(text: str) -> str:
     return "\n".join(line for line in text.split("\n") if not _IMPORT_LINE_RE.match(line))
 
 
-def ranked_identifiers(events: Sequence[Event], *, limit: int = 200) -> list[str]:
-    """Identifiers of a span, most salient first: what the user and the agent said (their
-    words), then what the agent used (tool-call arguments), then what tool results showed
-    (import lines of file contents skipped)."""
-    said: list[str] = []
-    used: list[str] = []
-    shown: list[str] = []
+def identifier_sources(
+    events: Iterable[Event], *, limit: int = 1000
+) -> tuple[list[str], list[str]]:
+    """(said or used, only shown): identifiers of the user's and agent's words, then of
+    tool-call argument values; then those that only tool results and screens showed (import
+    lines of file contents skipped). First-seen order within each."""
+    said: dict[str, None] = {}
+    used: dict[str, None] = {}
+    shown: dict[str, None] = {}
     for event in events:
         if is_summary_event(event):
             continue
         kind = etype(event)
         if kind == "tool_call":
-            used.append(argument_text(call_arguments(event)))
+            target, text = used, argument_text(call_arguments(event))
         elif kind in ("tool_result", "screen_context"):
-            shown.append(_without_imports(event_text(event.get("content"))[:RESULT_READ_CHARS]))
+            text = _without_imports(event_text(event.get("content"))[:RESULT_READ_CHARS])
+            target = shown
         elif is_request(event) or is_assistant_text(event):
-            said.append(event_text(event.get("content"))[:TEXT_READ_CHARS])
-    out: list[str] = []
-    for group in (said, used, shown):
-        for text in group:
-            for ident in extract_identifiers(text, limit=limit):
-                _add(out, ident, limit)
-    return out
+            target, text = said, event_text(event.get("content"))[:TEXT_READ_CHARS]
+        else:
+            continue
+        if len(target) >= limit:
+            continue
+        for ident in extract_identifiers(text, limit=limit):
+            target.setdefault(ident, None)
+    first = list(dict.fromkeys([*said, *used]))[:limit]
+    firsts = set(first)
+    return first, [i for i in shown if i not in firsts][: max(0, limit - len(first))]
+
+
+def ranked_identifiers(events: Sequence[Event], *, limit: int = 200) -> list[str]:
+    """Identifiers of a span, most salient first: what the user and the agent said (their
+    words), then what the agent used (tool-call argument values), then what tool results
+    showed (import lines of file contents skipped)."""
+    said, shown = identifier_sources(events, limit=limit)
+    return [*said, *shown][:limit]
 
 
 def said_and_used_identifiers(events: Iterable[Event], *, limit: int = 1000) -> list[str]:
-    """Identifiers of the user's and agent's words and tool-call arguments only (what the
-    quality figures call "said/used"), first-seen order."""
-    out: list[str] = []
-    for event in events:
-        if is_summary_event(event):
-            continue
-        if etype(event) == "tool_call":
-            text = argument_text(call_arguments(event))
-        elif is_request(event) or is_assistant_text(event):
-            text = event_text(event.get("content"))[:TEXT_READ_CHARS]
-        else:
-            continue
-        for ident in extract_identifiers(text, limit=limit):
-            _add(out, ident, limit)
-    return out
+    """Identifiers of the user's and agent's words, then of tool-call argument values (what
+    the quality figures call "said/used")."""
+    return identifier_sources(events, limit=limit)[0]

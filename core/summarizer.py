@@ -58,8 +58,8 @@ from core.runs import (
     Run,
     call_arguments,
     clean_text,
+    identifier_sources,
     one_line,
-    ranked_identifiers,
     result_error,
     said_and_used_identifiers,
     split_runs,
@@ -387,7 +387,28 @@ def _bounded(
             )
             kept.remove(victim)
             text = _render(sections, kept, always)
+    # More requests than the budget can name even shortened (a first pass over a long imported
+    # session): the oldest give way to one line that counts them, so the newest stay whole.
+    requests = sorted((it for it in kept if it.full and it.sub is False and it.label), key=_order)
+    if estimate_tokens(text) > max_tokens and len(requests) > 1:
+        over = estimate_tokens(text) - max_tokens + 20  # 20: the note line
+        n, freed = 0, 0
+        while n < len(requests) - 1 and freed < over:
+            freed += estimate_tokens(f"- {requests[n].text}\n")
+            n += 1
+        while True:
+            gone = {id(it) for it in requests[:n]}
+            note = _Item(requests[0].section, "", PINNED, requests[0].order)
+            note.text = f"({n} earlier requests in this range are in the chunk; recall finds them)"
+            text = _render(sections, [note, *(it for it in kept if id(it) not in gone)], always)
+            if estimate_tokens(text) <= max_tokens or n >= len(requests) - 1:
+                break
+            n += 1
     return fit_tokens(text, max_tokens)
+
+
+def _order(item: _Item) -> int:
+    return item.order
 
 
 # --------------------------------------------------------------------------- extractive
@@ -536,10 +557,9 @@ class ExtractiveSummarizer:
         for error in errors:
             if error not in in_text:
                 doc.add("Critical Context", f"{ERROR_LABEL} {error}", 55)
-        said_used = said_and_used_identifiers(events)
-        idents = [i for i in ranked_identifiers(events, limit=120) if i not in in_text]
-        first = [i for i in idents if i in said_used]
-        rest = [i for i in idents if i not in said_used]
+        said_used, shown = identifier_sources(events, limit=120)
+        first = [i for i in said_used if i not in in_text]
+        rest = [i for i in shown if i not in in_text]
         for n, group in enumerate(_groups(first, 8)):
             doc.add("Critical Context", "identifiers: " + ", ".join(group), 56 - n)
         for n, group in enumerate(_groups(rest, 8)):

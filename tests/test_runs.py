@@ -135,7 +135,7 @@ def test_ranked_identifiers_put_words_and_arguments_before_tool_output() -> None
     assert ranked[:3] == ["load_config", "RetryPolicy", "src/loader_main.py"]
     assert "LoaderCache" in ranked[3:]
     assert "vendor_pkg.helpers" not in ranked, "import lines read out of files are noise"
-    assert said_and_used_identifiers(events) == ["src/loader_main.py", "load_config", "RetryPolicy"]
+    assert said_and_used_identifiers(events) == ["load_config", "RetryPolicy", "src/loader_main.py"]
     assert "path" not in said_and_used_identifiers(events), "argument keys are not identifiers"
 
 

@@ -188,6 +188,19 @@ def test_requests_are_shortened_never_dropped_under_pressure() -> None:
     assert "read: docs/m7.md" not in tight
 
 
+def test_more_requests_than_the_budget_can_name_keeps_the_newest() -> None:
+    events = [e for n in range(60) for e in coding_run(n, edits=1)]
+    text = EX.summarize(events, max_tokens=300)
+    assert estimate_tokens(text) <= 300
+    assert "Task 59: refactor module_59" in text and "Task 58: refactor module_58" in text
+    assert "Task 0: refactor" not in text
+    note = next(line for line in text.split("\n") if "earlier requests in this range" in line)
+    shown = sum(1 for line in text.split("\n") if line.startswith("- Request: Task "))
+    assert note == (
+        f"- ({60 - shown} earlier requests in this range are in the chunk; recall finds them)"
+    )
+
+
 def test_next_steps_come_from_the_agents_own_words_only() -> None:
     events: list[Event] = [
         {"type": "user_input", "content": "Summarise the meeting notes in notes/minutes.md."},
