@@ -43,7 +43,7 @@ from core.prompt import build_prompt_messages
 from core.reader import EventTail
 from core.recall import AnalyzedDoc, Part, RecallDoc, RecallIndex, RecallResult, analyze, search
 from core.recall_index import PersistentRecallIndex, RecallIndexUnavailable
-from core.rotation import RotationResult, rotate
+from core.rotation import RotationResult, recover_archive, rotate
 from core.store import SessionState, SessionStore
 from core.summarizer import Summarizer, make_summarizer
 from core.trigger import TriggerDecision
@@ -391,21 +391,27 @@ class MemoryManager:
                 raise SessionMemoryError(
                     f"a maintenance pass holds {self.paths.maintenance_lock}; try again"
                 )
+            # Short locks only: the slow parts (reading every chunk file, reading and staging
+            # events.jsonl) run holding the maintenance slot alone, so appends go on.
             with self.store.lock():
                 self.store.ensure_session()
                 try:
                     read_index(self.paths)
+                    index_ok = True
                 except IndexCorruptError:
-                    repaired["index_rebuilt"] = 1
-                    repaired["chunks_reindexed"] = self._rebuild_index()
+                    index_ok = False
+            if not index_ok:
+                repaired["index_rebuilt"] = 1
+                repaired["chunks_reindexed"] = self._rebuild_index()
+            with self.store.lock():
                 for key, n in recover_locked(self.store, self.config).items():
                     repaired[key] = repaired.get(key, 0) + n
-                snap = self.store.read_events(locked=True)
-                if snap.corrupt:
-                    self.store.replace_events(snap.events, quarantine=snap.corrupt)
-                repaired["corrupt_lines_quarantined"] = len(snap.corrupt)
+            repaired["corrupt_lines_quarantined"] = self.store.quarantine_corrupt_lines()
+            with self.store.lock():
                 entries = read_index(self.paths).entries
                 write_summaries(self.store, self.config, entries)
+            for key, n in self._recover_archives().items():
+                repaired[key] = repaired.get(key, 0) + n
         self._recall_cache = self._recall_active = None
         if self.persistent_recall:
             with self._recall_lock:
@@ -417,12 +423,13 @@ class MemoryManager:
         return repaired
 
     def _rebuild_index(self) -> int:
-        """Move the unreadable index aside and index every chunk file again."""
+        """Index every chunk file again (read without the session lock: the caller holds the
+        maintenance slot, so no pass writes chunks meanwhile), then, under a short lock, move
+        the unreadable index aside and publish the new one."""
         index = self.paths.index
+        session_id = self.store.read_state().session_id
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
         aside = index.with_name(f"index.yaml.corrupt-{stamp}")
-        os.replace(index, aside)
-        fault_point("during_index_rebuild")
         entries = [
             recovered_entry(
                 chunk_id,
@@ -432,8 +439,38 @@ class MemoryManager:
             )
             for chunk_id in sorted(list_chunk_files(self.paths))
         ]
-        write_index(self.paths, entries)
+        with self.store.lock():
+            if self.store.read_state().session_id != session_id:
+                raise SessionMemoryError("the session was rotated during repair; run repair again")
+            try:
+                os.replace(index, aside)
+            except FileNotFoundError:
+                pass
+            except OSError as exc:
+                raise StoreError(f"cannot move {index} aside: {exc.strerror}") from exc
+            fault_point("during_index_rebuild")
+            write_index(self.paths, entries)
         return len(entries)
+
+    def _recover_archives(self) -> dict[str, int]:
+        """Finish or undo what crashed passes left in archived sessions (one short lock each);
+        an archive that cannot be recovered is counted, and left as it is."""
+        counts: dict[str, int] = {}
+        archive_root = self.paths.archive_root
+        if archive_root.is_symlink() or not archive_root.is_dir():
+            return counts
+        for child in sorted(archive_root.iterdir()):
+            if child.is_symlink() or not child.is_dir():
+                continue
+            try:
+                with self.store.lock():
+                    done = recover_archive(self.store, child, self.config)
+            except SessionMemoryError:
+                counts["archives_unrecoverable"] = counts.get("archives_unrecoverable", 0) + 1
+                continue
+            if done:
+                counts["archives_recovered"] = counts.get("archives_recovered", 0) + 1
+        return counts
 
     # -- reading ---------------------------------------------------------------------------
 

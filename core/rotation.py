@@ -126,23 +126,27 @@ def _half_created(store: SessionStore) -> bool:
     """Whether the session is one a rotation started and could not finish (no state.json yet,
     nothing in it): completing it is the retry's job, archiving it would add an empty one."""
     paths = store.paths
-    if os.path.lexists(paths.state):
+    if _events_size(store) > 0 or os.path.lexists(paths.state):
         return False
-    try:
-        fd = open_no_symlink(paths.events, os.O_RDONLY)
-    except FileNotFoundError:
-        pass
-    except OSError as exc:
-        raise StoreError(f"cannot read {paths.events}: {exc.strerror or exc}") from exc
-    else:
-        try:
-            if os.fstat(fd).st_size > 0:
-                return False
-        finally:
-            os.close(fd)
     if paths.summary.exists() or paths.corrupt.exists():
         return False
     return not list_chunk_files(paths) and not list_pending(paths)
+
+
+def _events_size(store: SessionStore) -> int:
+    """Size of events.jsonl (0 when missing); StoreError when it is not a regular file, so a
+    FIFO planted there stops the rotation before anything moves."""
+    path = store.paths.events
+    try:
+        fd = open_no_symlink(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return 0
+    except OSError as exc:
+        raise StoreError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    try:
+        return os.fstat(fd).st_size
+    finally:
+        os.close(fd)
 
 
 def _free_name(archive_root: Path, session_id: str) -> Path:

@@ -31,6 +31,7 @@ from core.atomic import (
     fsync_dir,
     open_no_symlink,
     read_bytes_no_symlink,
+    stage_bytes,
     write_all,
 )
 from core.errors import (
@@ -539,6 +540,7 @@ class SessionStore:
         self._delta_session: str | None = None
         self._delta_appended = 0
         self._delta_last_event_at: str | None = None
+        self._delta_run_started_at: str | None = None
 
     parse_event_lines = staticmethod(parse_event_lines)
     """The module's parser, reachable from a store (for bytes from `snapshot_still_prefix`)."""
@@ -670,6 +672,8 @@ class SessionStore:
         if self._delta_session == state.session_id and self._delta_appended:
             state.counters["appended"] = state.counters.get("appended", 0) + self._delta_appended
             state.last_event_at = self._delta_last_event_at
+            if self._delta_run_started_at is not None:
+                state.run_started_at = self._delta_run_started_at
         return state
 
     def _write_state_file(self, state: SessionState, *, sync_folder: bool = True) -> None:
@@ -678,6 +682,7 @@ class SessionStore:
         self._delta_session = state.session_id
         self._delta_appended = 0
         self._delta_last_event_at = None
+        self._delta_run_started_at = None
 
     def write_state(self, state: SessionState, *, sync_folder: bool = True) -> None:
         """Write state.json as given (caller holds the lock and read it with `read_state`).
@@ -816,12 +821,21 @@ class SessionStore:
             if self._delta_session != state.session_id:
                 self._delta_session = state.session_id
                 self._delta_appended = 0
+                self._delta_run_started_at = None
             self._delta_appended += len(stored)
             self._delta_last_event_at = now_ts()
             if run_start is not None:
-                state = self._merged(state)
-                state.run_started_at = run_start
-                self._write_state_file(state)
+                # The event is stored now: a failed state.json rewrite (disk full, read-only
+                # folder) must not report the append as failed (a retry would double it). The
+                # run start is kept and written with the next state write instead.
+                self._delta_run_started_at = run_start
+                try:
+                    self._write_state_file(self._merged(state))
+                except StoreError as exc:
+                    self.warnings.append(
+                        f"appended, but state.json was not updated ({exc}); "
+                        "the next write of the session updates it"
+                    )
         return stored
 
     def _append_bytes(self, payload: bytes) -> None:
@@ -1042,6 +1056,65 @@ class SessionStore:
         self.quarantine(quarantine)
         atomic_write_bytes(self.paths.events, data)
         return len(data)
+
+    def quarantine_corrupt_lines(self) -> int:
+        """Move corrupt lines of events.jsonl to corrupt.jsonl; returns how many.
+
+        The file is read and its new content staged without the session lock (a big store
+        takes minutes to read, and appends must not wait for that); only the check that it
+        still begins with what was read, the lines appended since, and the rename happen
+        under a short lock, as in a pass's commit. When the file was rewritten meanwhile (a
+        rotation), the rewrite is done again under the lock.
+        """
+        self._require_writable()
+        with self.lock():
+            pin = self.pin_events()
+        if pin is None:
+            return 0
+        snap = self.read_pinned(pin)
+        try:
+            if not snap.corrupt:
+                return 0
+            kept = snap.lines_of(range(len(snap.events)))
+            if kept is None:
+                kept = b"".join(
+                    serialize_event(strip_screenshot_data(e), f"event {i}")
+                    for i, e in enumerate(snap.events, 1)
+                )
+            staged = stage_bytes(self.paths.events, kept)
+            try:
+                with self.lock():
+                    still, appended = self.snapshot_still_prefix(snap)
+                    if not still:
+                        fresh = self.read_events(locked=True)
+                        self.replace_events(fresh.events, quarantine=fresh.corrupt)
+                        return len(fresh.corrupt)
+                    tail = parse_event_lines(
+                        appended, base_offset=snap.size, base_line=snap.next_line, final=True
+                    )
+                    if tail.events:
+                        extra = b"".join(
+                            serialize_event(strip_screenshot_data(e), f"appended event {i}")
+                            for i, e in enumerate(tail.events, 1)
+                        )
+                        fd = os.open(staged, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+                        try:
+                            write_all(fd, extra)
+                            os.fsync(fd)
+                        finally:
+                            os.close(fd)
+                    lines = [*snap.corrupt, *tail.corrupt]
+                    self.quarantine(lines)
+                    os.replace(staged, self.paths.events)
+                    fsync_dir(self.paths.session)
+                    return len(lines)
+            except OSError as exc:
+                raise StoreError(f"cannot write {self.paths.events}: {_reason(exc)}") from exc
+            finally:
+                with contextlib.suppress(OSError):
+                    os.unlink(staged)
+        finally:
+            snap.close()
 
     def count_corrupt_quarantined(self) -> int:
         """Records in corrupt.jsonl (0 when it does not exist)."""
