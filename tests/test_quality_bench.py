@@ -258,3 +258,33 @@ def test_quick_subset_is_small() -> None:
 def test_corpus_is_a_few_megabytes_at_most() -> None:
     total = sum(p.stat().st_size for p in Path(CORPUS_DIR).iterdir())
     assert total < 4_000_000
+
+
+class NestingSummarizer:
+    """Summarises whatever it gets, labels and all, one line per event: what the issue saw
+    before summaries were built per run."""
+
+    name = "nesting"
+
+    def summarize(
+        self,
+        events: Sequence[Event],
+        *,
+        kind: SummaryKind = "history",
+        previous_summary: str | None = None,
+        focus: str | None = None,
+        max_tokens: int = 1024,
+    ) -> str:
+        lines = [
+            f"- ({e.get('type')}) {' '.join(str(e.get('content') or '').split())}" for e in events
+        ]
+        if kind == "turn_prefix":
+            return "Original request:\n" + lines[0] + "\nEarly progress:\n" + "\n".join(lines[1:4])
+        return "Goal:\n" + "\n".join(lines)
+
+
+def test_a_summarizer_that_nests_is_caught() -> None:
+    r = run_entry(SMALL, summarizer=NestingSummarizer())
+    assert r.compactions >= 2
+    assert r.nested_summaries >= 1  # the first pass's split-turn event, summarised again
+    assert r.events_lost == 0 and r.tool_pairs_split == 0
