@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from bench.quality import __main__ as cli
-from bench.quality import gen_openai, gen_swe
 from bench.quality import metrics as m
 from bench.quality.generate import CORPUS_DIR, GENERATORS
 from bench.quality.harness import CORPUS, TARGETS, Report, overall, run, run_entry
@@ -179,12 +178,8 @@ def test_overall_pools_fractions_and_keeps_the_worst() -> None:
 
 
 def test_committed_corpus_matches_its_generator() -> None:
-    assert (CORPUS_DIR / "cjk-shop-session.json").read_text(encoding="utf-8") == (
-        gen_openai.cjk_session()
-    )
-    assert (CORPUS_DIR / "swe-marshmallow-timedelta.traj.json").read_text(
-        encoding="utf-8"
-    ) == gen_swe.generate(0)
+    for name, make in GENERATORS.items():
+        assert (CORPUS_DIR / name).read_text(encoding="utf-8") == make(), name
     assert set(GENERATORS) == {p.name for p in CORPUS_DIR.iterdir()}
     assert {e.file for e in CORPUS} == set(GENERATORS)
 
