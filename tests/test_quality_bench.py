@@ -146,6 +146,11 @@ def test_nested_summaries_are_found_and_clean_ones_are_not() -> None:
     ]
 
 
+def test_coordinates_and_hashes_count_as_noise() -> None:
+    assert m.noise_count("tapped (540, 1210) then x=96, y=1410; commit 4f8a00b3") == 3
+    assert m.noise_count("edited src/a.py (PI-1187), 3 tests, 2026-11-30, deadbeef") == 0
+
+
 def test_summaries_over_budget_use_the_token_estimate() -> None:
     assert m.over_budget({"c1": "x" * 4096, "c2": "x" * 4097}, 1024) == ["c2"]
 

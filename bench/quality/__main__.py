@@ -31,6 +31,7 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("identifiers_kept", "idents"),
     ("summaries_over_budget", "over budget"),
     ("nested_summaries", "nested"),
+    ("noise_in_summary", "noise"),
     ("recall_hit1", "hit@1"),
     ("recall_hit5", "hit@5"),
 )

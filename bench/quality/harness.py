@@ -156,6 +156,7 @@ class Report:
     summaries_over_budget: int = 0
     max_summary_tokens_seen: int = 0
     nested_summaries: int = 0
+    noise_in_summary: int = 0
     summary_md_tokens_max: int = 0
     recall_queries: int = 0
     recall_hit1: float | None = None
@@ -274,6 +275,7 @@ class Tracker:
         )
         rep.nested_summaries = len(self.nested)
         summary_md = read_text(self.session / "summary.md")
+        rep.noise_in_summary = m.noise_count(summary_md)
         said: set[str] = set()
         for evs in chunks.values():
             for e in evs:
@@ -381,6 +383,7 @@ def overall(reports: Sequence[Report]) -> dict[str, Any]:
         "summaries_over_budget": sum(r.summaries_over_budget for r in reports),
         "max_summary_tokens_seen": max((r.max_summary_tokens_seen for r in reports), default=0),
         "nested_summaries": sum(r.nested_summaries for r in reports),
+        "noise_in_summary": sum(r.noise_in_summary for r in reports),
         "summary_md_tokens_max": max((r.summary_md_tokens_max for r in reports), default=0),
         "recall_queries": sum(r.recall_queries for r in reports),
         "recall_hit1": pooled("recall_hit1", "recall_queries"),

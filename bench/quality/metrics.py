@@ -344,6 +344,18 @@ def over_budget(summaries: Mapping[str, str], max_tokens: int) -> list[str]:
     return sorted(cid for cid, s in summaries.items() if estimate_tokens(s) > max_tokens)
 
 
+_COORDS = re.compile(
+    r"\(\s*\d{2,4}\s*,\s*\d{2,4}\s*\)"  # (540, 1210)
+    r"|\bx\W{1,3}\d{2,4}\W{1,4}y\W{1,3}\d{2,4}"  # x=540, y=1210 / "x": 540, "y": 1210
+)
+_HASH = re.compile(r"\b(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{7,64}\b")
+
+
+def noise_count(text: str) -> int:
+    """Screen coordinates and hex hashes in a summary: numbers no model continues from."""
+    return len(_COORDS.findall(text)) + len(_HASH.findall(text))
+
+
 # --- recall ----------------------------------------------------------------------------------
 
 
