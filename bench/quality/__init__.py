@@ -1,0 +1,4 @@
+"""The compaction quality harness (`python -m bench.quality`) and its corpus.
+
+See docs/QUALITY.md.
+"""
