@@ -207,8 +207,10 @@ def _commands() -> list[tuple[str, str, str]]:
             "recall",
             "search the compacted history of the active session",
             f"Search indexed chunks (source active) and pending evidence (source pending) of\n"
-            f"the active session; never the archive.\n\nexample:\n"
-            f"  {PROG} recall 'crash log' --limit 3\n\n{_READ_NOTE}",
+            f"the active session; archived sessions too with --all-sessions (each result then\n"
+            f"names its session_id).\n\nexample:\n"
+            f"  {PROG} recall 'crash log' --limit 3\n"
+            f"  {PROG} recall apply_fix.py --all-sessions --json\n\n{_READ_NOTE}",
         ),
         (
             "prompt",
@@ -312,6 +314,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = parsers["recall"]
     p.add_argument("query", metavar="QUERY")
     p.add_argument("--limit", type=_limit, default=5, metavar="N", help="(default 5)")
+    p.add_argument(
+        "--all-sessions",
+        action="store_true",
+        help="search archived sessions too; each result names its session",
+    )
 
     p = parsers["prompt"]
     p.add_argument("--system", required=True, metavar="S", help="the system prompt")
@@ -573,7 +580,11 @@ def cmd_rotate(ctx: Context) -> int:
 
 def cmd_recall(ctx: Context) -> int:
     manager = ctx.manager(read_only=True)
-    result = manager.recall(ctx.args.query, limit=ctx.args.limit)
+    result = manager.recall(
+        ctx.args.query, limit=ctx.args.limit, all_sessions=ctx.args.all_sessions
+    )
+    for warning in manager.recall_warnings:
+        warn(warning)
     if ctx.json:
         ctx.emit_json(_with_memory_dir(result.to_json(), manager.memory_dir))
         return EXIT_OK

@@ -474,6 +474,11 @@ def render_recall(console: Console, query: str, result: Any) -> None:
         score = _get(hit, "score")
         if isinstance(score, int | float):
             line.append(f"  score {score:.3f}", style="dim")
+        session_id = _get(hit, "session_id", None)
+        if session_id is not None:
+            line.append("  session ")
+            line.append_text(safe_line(str(session_id), "magenta", limit=60))
+            line.append(" (archived)" if _get(hit, "archived", False) else " (active)", style="dim")
         console.print(line)
         summary = str(_get(hit, "summary") or "")
         if summary:
