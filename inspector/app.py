@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import events, on, work
 from textual.app import App, ComposeResult
@@ -50,7 +51,7 @@ from inspector.model import (
     read_light_status,
 )
 from inspector.safe_text import one_line
-from inspector.screens import AppendEventScreen, ConfirmScreen, FocusPromptScreen
+from inspector.screens import AppendEventScreen, ConfirmScreen, FocusPromptScreen, HelpScreen
 from inspector.stylesheets import STYLESHEETS
 from inspector.watch import VIEWS, Change, MemoryWatcher
 from inspector.widgets.activity_log import ActivityLog
@@ -123,8 +124,33 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("demo_toggle", "Demo play/pause", "Play or pause the demo agent", "space"),
     ActionSpec("demo_step", "Demo step", "Run one step of the demo agent", "s"),
     ActionSpec("back_to_active", "Back to active session", "Leave the archived session", "b"),
+    ActionSpec("help", "Help: marks and keys", "What every mark, sign and key means", "?"),
     ActionSpec("quit", "Quit", "Leave the inspector", "q"),
 )
+
+KEY_NAMES = {
+    "slash": "/",
+    "question_mark": "?",
+    "space": "space",
+    "escape": "esc",
+    "pageup": "pgup",
+    "pagedown": "pgdn",
+}
+
+HELP_PLACES: tuple[tuple[str, type[Widget]], ...] = (
+    ("hot window (tab 1)", HotWindow),
+    ("Chunks tab (2)", ChunksView),
+    ("Summary tab (3)", SummaryView),
+    ("Prompt tab (4)", PromptView),
+    ("Recall tab (5)", RecallView),
+    ("Archive tab (6)", ArchiveView),
+)
+"""Where each view's own keys work, in the help screen."""
+
+
+def key_display(keys: str) -> str:
+    """ "R,ctrl+r" as "R / ctrl+r", "slash" as "/"."""
+    return " / ".join(KEY_NAMES.get(k.strip(), k.strip()) for k in keys.split(","))
 
 
 class EventsPolled(Message):
@@ -241,6 +267,29 @@ FOOTER_WIDE_ONLY = frozenset({"rotate", "repair", "toggle_follow"})
 # The demo's keys (space, s) are on the demo bar itself, not in the footer.
 
 
+FOOTER_DROP_ORDER: tuple[str, ...] = (
+    "toggle_follow",
+    "repair",
+    "rotate",
+    "back_to_active",
+    "append",
+    "toggle_preview",
+    "what_if",
+    "maintenance",
+    "compact",
+    "recall",
+    "help",
+)
+"""Footer keys left out first when the footer is too narrow for all of them."""
+
+
+def _footer_width(widget: Widget) -> int:
+    """Cells a compact FooterKey takes: key, a blank, its description, a blank."""
+    key = str(getattr(widget, "key_display", "") or "")
+    description = str(getattr(widget, "description", "") or "")
+    return cell_len(key) + cell_len(description) + 3
+
+
 class InspectorFooter(Footer):
     """The footer without the keys `InspectorApp.footer_hidden()` leaves out for this tab and
     width, so what is shown is never cut off (ctrl+p lists every action with its key)."""
@@ -248,10 +297,21 @@ class InspectorFooter(Footer):
     def compose(self) -> ComposeResult:
         app = self.app
         hidden = app.footer_hidden() if isinstance(app, InspectorApp) else frozenset[str]()
-        for widget in super().compose():
-            if getattr(widget, "action", None) in hidden:  # a FooterKey (not public API)
-                continue
-            yield widget
+        widgets = [
+            widget
+            for widget in super().compose()
+            if getattr(widget, "action", None) not in hidden  # a FooterKey (not public API)
+        ]
+        # Drop keys by priority until the rest fit beside each other: never two keys drawn
+        # over one another (every key stays in ? and the palette).
+        budget = max(20, self.app.size.width - 2)
+        while sum(_footer_width(w) for w in widgets) > budget:
+            actions = [getattr(w, "action", None) for w in widgets]
+            drop = next((a for a in FOOTER_DROP_ORDER if a in actions), None)
+            if drop is None:
+                break
+            widgets = [w for w in widgets if getattr(w, "action", None) != drop]
+        yield from widgets
 
 
 class InspectorApp(App[int]):
@@ -275,6 +335,7 @@ class InspectorApp(App[int]):
         Binding("space", "demo_toggle", "Play/pause", show=False, id="demo.toggle"),
         Binding("s", "demo_step", "Step", show=False, id="demo.step"),
         Binding("b", "back_to_active", "Active session", id="back_to_active"),
+        Binding("question_mark", "help", "Help", id="help"),
         Binding("q", "quit", "Quit", id="quit"),
         Binding("ctrl+q", "quit", "Quit", show=False, priority=True, id="quit.ctrl"),
         Binding("escape", "escape", "Back", show=False, id="escape"),
@@ -406,7 +467,12 @@ class InspectorApp(App[int]):
         editable = isinstance(focused, Input) or (
             isinstance(focused, TextArea) and not focused.read_only
         )
-        if focused is None or not editable or any(event is e for e in self._handed_over):
+        if focused is None or not editable:
+            if self._type_to_search(event):
+                return
+            self._explain_refused_key(event.key)
+            return
+        if any(event is e for e in self._handed_over):
             return
         active = self.active_bindings.get(event.key)
         if active is not None and active.binding.priority:
@@ -641,13 +707,18 @@ class InspectorApp(App[int]):
     def _on_plan_made(self, message: PlanMade) -> None:
         if message.model is not self.hot_model:
             return
+        moved = (
+            self.what_if.active
+            and self.preview is not None
+            and message.preview.cut_row != self.preview.cut_row
+        )
         self.preview = message.preview
         self.trigger = message.trigger
         self.real_trigger = message.real_trigger
         self.prompt_size = message.size
         hot = self.query_one(HotWindow)
         hot.set_cut_preview(message.preview)
-        if self._jump_to_cut and hot.show_cut():
+        if (self._jump_to_cut or moved) and hot.show_cut():
             self._jump_to_cut = False
         self.query_one(PlanPanel).show(message.preview.plan, message.trigger)
         self._update_budget()
@@ -714,7 +785,14 @@ class InspectorApp(App[int]):
             archived=self.archive_id is not None,
             index_error=status.index_error,
             loading=self.full_load_ms is None,
+            follow=self._follow(),
         )
+
+    def _follow(self) -> bool:
+        try:
+            return self.query_one(HotWindow).follow
+        except NoMatches:
+            return False
 
     def _watch_mode(self) -> str:
         return "off" if not self.watch_files else "polled" if self.poll else "watched"
@@ -799,6 +877,7 @@ class InspectorApp(App[int]):
     @on(HotWindow.FollowChanged)
     def _on_follow_changed(self, message: HotWindow.FollowChanged) -> None:
         self.refresh_bindings()
+        self._update_header()
 
     @on(PlanPanel.WhatIfChanged)
     def _on_what_if(self, message: PlanPanel.WhatIfChanged) -> None:
@@ -856,11 +935,70 @@ class InspectorApp(App[int]):
         """What the command palette lists (same gate as the footer)."""
         return [spec for spec in ACTIONS if self.check_action(spec.action, ()) is True]
 
+    def refusal(self, action: str) -> str | None:
+        """Why an action cannot run here (None: it can), in words a person can act on."""
+        if action in WRITE_ACTIONS:
+            if self.archive_id is not None:
+                return "an archived session is read-only (b goes back to the active session)"
+            if self.read_only:
+                return "the inspector was started with --read-only"
+        if action in DEMO_ACTIONS:
+            if self.demo is None:
+                return "there is no demo running (session-inspector demo starts one)"
+            if self.read_only:
+                return "the inspector was started with --read-only"
+            controls = self.query(DemoControls)
+            if controls and getattr(controls.first(), "finished", False):
+                return "the demo has ended (q quits; session-inspector demo starts it again)"
+        if action == "back_to_active" and self.archive_id is None:
+            return "already on the active session"
+        return None
+
     def _refuse(self, action: str) -> bool:
-        if self.check_action(action, ()) is not True:
-            self.show_error(action, "not available (read-only, archived session or no demo)")
+        why = self.refusal(action)
+        if why is None and self.check_action(action, ()) is not True:
+            why = "not available here"
+        if why is not None:
+            self.log_activity(f"{action}: {why}", "info")
+            self.notify(f"{action}: {why}", severity="warning", markup=False, timeout=4)
             return True
         return False
+
+    def _type_to_search(self, event: events.Key) -> bool:
+        """On the Recall tab, a printable key no binding takes starts the search: the search
+        field gets the keyboard and the key (number keys still switch tabs)."""
+        if self.screen is not self.screen_stack[0] or not event.is_printable:
+            return False
+        if event.key in self.active_bindings:
+            return False
+        try:
+            if self.query_one(TabbedContent).active != "recall":
+                return False
+            field = self.query_one("#recall-query", Input)
+        except NoMatches:
+            return False
+        event.prevent_default()
+        event.stop()
+        field.select_on_focus = False  # else the focus would select the key typed
+        field.focus()
+        field.insert_text_at_cursor(event.character or "")
+        return True
+
+    def _explain_refused_key(self, key: str) -> None:
+        """A key of a write or demo action hidden here (read-only, archive, no demo) does
+        nothing in Textual; say why instead of staying silent."""
+        if self.screen is not self.screen_stack[0]:
+            return
+        for binding in self.BINDINGS:
+            if (
+                not isinstance(binding, Binding)
+                or binding.action not in WRITE_ACTIONS | DEMO_ACTIONS
+            ):
+                continue
+            if key in (k.strip() for k in binding.key.split(",")):
+                if self.check_action(binding.action, ()) is not True:
+                    self._refuse(binding.action)
+                return
 
     # -- actions ----------------------------------------------------------------------------
 
@@ -1059,6 +1197,13 @@ class InspectorApp(App[int]):
         hot = self.query_one(HotWindow)
         hot.follow = not hot.follow
         self.log_activity(f"follow tail {'on' if hot.follow else 'off'}", "info")
+        self.notify(
+            "follow on: the newest event stays in view"
+            if hot.follow
+            else "follow off: the cursor stays where it is",
+            timeout=2,
+        )
+        self._update_header()
 
     def action_demo_toggle(self) -> None:
         if self._refuse("demo_toggle"):
@@ -1132,8 +1277,36 @@ class InspectorApp(App[int]):
         self._tab_step(-1)
 
     def action_escape(self) -> None:
+        """Close the Keys panel when it is open; else back to the hot window."""
+        if self.screen.query("HelpPanel"):
+            self.action_hide_help_panel()
+            return
         if self.focused is not None and not isinstance(self.focused, HotWindow):
             self.action_show_tab("hot")
+
+    def help_keys(self) -> list[tuple[str, str, str]]:
+        """(where, key, what) for every binding of the app and of each view."""
+        rows: list[tuple[str, str, str]] = []
+        for binding in self.BINDINGS:
+            if isinstance(binding, Binding):
+                rows.append(("everywhere", key_display(binding.key), binding.description))
+        rows.append(("everywhere", "ctrl+p", "Command palette: every action, searchable"))
+        for where, widget in HELP_PLACES:
+            for binding in getattr(widget, "BINDINGS", []):
+                if isinstance(binding, Binding):
+                    rows.append((where, key_display(binding.key), binding.description))
+        rows += [
+            ("What-if panel (w)", "digits", "type a number into the focused field"),
+            ("What-if panel (w)", "tab / shift+tab", "next / previous field"),
+            ("What-if panel (w)", "enter", "apply; the cut line moves and comes into view"),
+            ("What-if panel (w)", "esc", "back to the hot window (values stay)"),
+        ]
+        return rows
+
+    def action_help(self) -> None:
+        if isinstance(self.screen, HelpScreen):
+            return
+        self.push_screen(HelpScreen(self.help_keys()))
 
     @on(RecallView.Searched)
     def _on_recall_searched(self, message: RecallView.Searched) -> None:
@@ -1142,7 +1315,8 @@ class InspectorApp(App[int]):
             return
         took = f", {message.elapsed_ms:.0f} ms" if message.elapsed_ms is not None else ""
         self.log_activity(
-            f"recall {one_line(message.query, 80)!r}: {message.result_count} results, "
+            f"recall {one_line(message.query, 80)!r}: {message.result_count} "
+            f"result{'s' if message.result_count != 1 else ''}, "
             f"{message.pending_chunks_recalled} pending{took}",
             "action",
         )

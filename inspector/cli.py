@@ -487,7 +487,12 @@ def cmd_append(ctx: Context) -> int:
     records = args.prompt_tokens is not None or args.model is not None
     events: list[dict[str, Any]] = []
     if from_stdin:
+        from core.events import default_role
+
         events = _read_stdin_events(sys.stdin)
+        for event in events:  # the same role defaults as --type (make_event)
+            if event.get("role") in (None, "") and isinstance(event.get("type"), str):
+                event["role"] = default_role(event["type"])
     elif flag_event:
         if args.etype is None:
             raise UsageError("append: --text needs --type (e.g. --type user_input)")
@@ -579,6 +584,8 @@ def cmd_rotate(ctx: Context) -> int:
 
 
 def cmd_recall(ctx: Context) -> int:
+    if not str(ctx.args.query).strip():
+        raise UsageError("recall: give words to search for, e.g. recall 'crash log'")
     manager = ctx.manager(read_only=True)
     result = manager.recall(
         ctx.args.query, limit=ctx.args.limit, all_sessions=ctx.args.all_sessions

@@ -10,6 +10,7 @@ degrades by itself on `TERM=dumb`.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,8 +26,13 @@ Row = tuple[str, Text | str]
 
 
 def make_console(file: Any = None) -> Console:
-    """The console of every command: no colour (and no styles at all) with NO_COLOR."""
+    """The console of every command: no colour (and no styles at all) with NO_COLOR; when the
+    output is not a terminal (a pipe, a file) lines are never hard-wrapped, so a command or a
+    path printed for copying stays on one line."""
     no_color = bool(os.environ.get("NO_COLOR"))
+    target = file if file is not None else sys.stdout
+    isatty = getattr(target, "isatty", None)
+    terminal = bool(callable(isatty) and isatty())
     return Console(
         file=file,
         no_color=no_color,
@@ -34,7 +40,13 @@ def make_console(file: Any = None) -> Console:
         highlight=False,
         markup=False,
         emoji=False,
+        soft_wrap=not terminal,
     )
+
+
+def plural(count: int, word: str, words: str | None = None) -> str:
+    """ "1 event", "2 events", "1,000 events" (`words` for irregular plurals)."""
+    return f"{count:,} {word if count == 1 else (words or word + 's')}"
 
 
 def _t(*parts: tuple[str, str] | str) -> Text:
@@ -377,7 +389,7 @@ def render_pass(console: Console, result: Any) -> None:
         line = _t(("compacted ", "bold green"))
         count = getattr(result, "compacted_event_count", None)
         if count:
-            line.append(f"{count:,} events ")
+            line.append(plural(count, "event") + " ")
         line.append("into ")
         line.append_text(safe_line(str(result.chunk_id), "bold"))
         extras = []
@@ -391,7 +403,7 @@ def render_pass(console: Console, result: Any) -> None:
             extras.append(f"summary: {one_line(str(backend), 40)}")
         if extras:
             line.append(f" ({', '.join(extras)})", style="dim")
-        line.append(f"; hot window now {result.kept_event_count:,} events")
+        line.append(f"; hot window now {plural(result.kept_event_count, 'event')}")
     else:
         reason = str(result.reason or "not needed")
         line = _t(("not compacted", "bold yellow" if reason == "busy" else "bold"), ": ")
@@ -495,7 +507,8 @@ def render_recall(console: Console, query: str, result: Any) -> None:
             row.append(event_preview(event, 120))
             console.print(row)
         if len(events) > 5:
-            console.print(Text(f"    … {len(events) - 5} more matching events", style="dim"))
+            more = plural(len(events) - 5, "more matching event")
+            console.print(Text(f"    … {more}", style="dim"))
 
 
 def render_prompt(console: Console, messages: Sequence[Mapping[str, Any]]) -> None:
@@ -557,7 +570,7 @@ def render_demo(console: Console, root: Path, scenario: str, stats: Any) -> None
     console.print(_kv_table(rows, title="Demo played"))
     hint = Text("look around: ", style="dim")
     hint.append(f"session-inspector --memory-dir {one_line(str(root), 300)} status")
-    console.print(hint)
+    console.print(hint, soft_wrap=True)  # a command to copy: never broken across lines
 
 
 def _prompt_text(status: object) -> Text:

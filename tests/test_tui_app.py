@@ -26,7 +26,7 @@ from core.manager import MemoryManager
 from inspector.app import WRITE_ACTIONS, InspectorApp, create_app
 from inspector.commands import InspectorCommands
 from inspector.demo import DemoPlayer, demo_config
-from inspector.screens import AppendEventScreen, ConfirmScreen, FocusPromptScreen
+from inspector.screens import AppendEventScreen, ConfirmScreen, FocusPromptScreen, HelpScreen
 from inspector.widgets.activity_log import ActivityLog
 from inspector.widgets.budget_gauge import BudgetGauge
 from inspector.widgets.demo_controls import DEFAULT_PACE, DemoControls, pace_for
@@ -36,7 +36,7 @@ from inspector.widgets.plan_panel import PlanPanel
 from inspector.widgets.status_header import StatusHeader
 from inspector.widgets.summary_view import SummaryView
 from tests.cli_util import cli_ok
-from tests.tui_fixtures import CONFIG, FIXED_SESSION, build_basic, build_with_archive
+from tests.tui_fixtures import CONFIG, FIXED_SESSION, build_basic, build_big, build_with_archive
 
 SIZE = (120, 40)
 
@@ -638,3 +638,114 @@ async def test_summary_tab_stays_responsive_while_summary_md_changes(basic: Path
         # The header's figures still follow the files (the loop was never blocked).
         cli_ok(basic, "compact", "--force")
         await until(pilot, lambda: app.status.chunk_count == 2)
+
+
+def _notes(app: InspectorApp) -> list[str]:
+    return [str(n.message) for n in app._notifications]
+
+
+async def test_help_screen_explains_every_mark_and_key(basic: Path) -> None:
+    app = make(basic)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("question_mark")
+        await settle(app, pilot)
+        assert isinstance(app.screen, HelpScreen)
+        text = str(app.screen.query_one("#help-text").render())
+        for mark in ("R ", "S ", "! ", "× ", "+ ", "^ ", "R^ S×", "✂ cut", "runs ▁▃▇", "| in runs"):
+            assert f"  {mark}" in text, mark
+        keys = app.help_keys()
+        assert {"m", "c", "/", "?", "p", "w", "f", "space", "s", "v", "A", "o"} <= {
+            key for _, key, _ in keys
+        }
+        for where, key, what in keys:
+            assert f"    {key:<22}{what}" in text and where in text
+        await pilot.press("escape")
+        assert app.screen is app.screen_stack[0]
+        # ? is in the palette too.
+        assert "Help: marks and keys" in {s.title for s in app.available_actions()}
+
+
+async def test_escape_closes_the_keys_panel(basic: Path) -> None:
+    app = make(basic)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.action_show_help_panel()
+        await pilot.pause()
+        assert app.screen.query("HelpPanel")
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not app.screen.query("HelpPanel")
+
+
+async def test_read_only_write_keys_say_why(basic: Path) -> None:
+    app = make(basic, read_only=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("m")
+        await pilot.pause()
+        assert any("started with --read-only" in n for n in _notes(app))
+        assert "maintenance" not in app.actions_run
+
+
+async def test_demo_keys_after_the_end_say_why(tmp_path: Path) -> None:
+    root = tmp_path / "demo"
+    manager = MemoryManager(root, demo_config())
+    player = DemoPlayer(manager, "split-turn", speed=0)
+    app = create_app(root, config=demo_config(), demo=player, watch=False, display_root="m")
+    async with app.run_test(size=SIZE) as pilot:
+        controls = app.query_one(DemoControls)
+        await until(pilot, lambda: controls.finished, timeout=60)
+        await settle(app, pilot)
+        await pilot.press("space")
+        await pilot.pause()
+        assert any("the demo has ended" in n for n in _notes(app))
+    manager.close()
+
+
+async def test_follow_is_shown_in_the_header(basic: Path) -> None:
+    app = make(basic)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        hot = app.query_one(HotWindow)
+        assert hot.follow and "follow" in screen_text(app).splitlines()[1]
+        await pilot.press("f")
+        await settle(app, pilot)
+        assert not hot.follow and "follow" not in screen_text(app).splitlines()[1]
+        assert any("follow off" in n for n in _notes(app))
+
+
+async def test_recall_tab_typing_starts_the_search(basic: Path) -> None:
+    app = make(basic)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("5")
+        await settle(app, pilot)
+        await pilot.press(*"logs")
+        field = app.query_one("#recall-query", Input)
+        assert app.focused is field and field.value == "logs"
+        # Number keys still switch tabs when the search field does not have the keyboard.
+        await pilot.press("escape", "6")
+        await settle(app, pilot)
+        assert app.query_one(TabbedContent).active == "archive"
+
+
+async def test_what_if_explains_itself_and_scrolls_to_the_new_cut(tmp_path: Path) -> None:
+    root = build_big(tmp_path / "big", 400)
+    app = make(root)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("w")
+        await settle(app, pilot)
+        assert "type a number" in screen_text(app)
+        await pilot.press("down")
+        assert app.focused is not None and app.focused.id == "whatif-hot"
+        await pilot.press("up")
+        assert app.focused is not None and app.focused.id == "whatif-keep"
+        await pilot.press(*"300")
+        await settle(app, pilot)
+        hot = app.query_one(HotWindow)
+        preview = app.preview
+        assert preview is not None and preview.cut_row is not None
+        assert hot.cursor == preview.cut_row
+        assert "✂ cut" in screen_text(app), screen_text(app)

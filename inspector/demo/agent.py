@@ -493,8 +493,9 @@ class DemoPlayer:
         self.finished = True
         self.stats.steps += 1
         yield DemoStep(
-            f"scenario {self.scenario} finished: {self.stats.events_appended:,} events, "
-            f"{self.stats.compactions} compactions, {self.stats.rotations} rotations",
+            f"scenario {self.scenario} finished: {_plural(self.stats.events_appended, 'event')}, "
+            f"{_plural(self.stats.compactions, 'compaction')}, "
+            f"{_plural(self.stats.rotations, 'rotation')}",
             "done",
             self.stats.to_json(),
         )
@@ -516,3 +517,7 @@ def scenario_names() -> list[str]:
     from inspector.demo.scenarios import SCENARIOS
 
     return list(SCENARIOS)
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count:,} {word}{'' if count == 1 else 's'}"

@@ -22,8 +22,9 @@ thread worker (`read_chunk_events(manager.paths, id)`); pending rows already car
 events. The same worker analyses the chunk (inspector.chunk_analysis): the prompt before →
 after the pass, the summary's compression, the runs and requests it covers, the paths it
 edited, and the identifiers said or used in its events that the summary dropped; the table's
-"tok before→after" column shows the first of these from the index alone. Enter on a row moves focus to the detail pane; escape there goes back to the table
-(escape on the table falls through to the app's own binding).
+"tok before→after" column shows the first of these from the index alone. Enter on a row
+moves focus to the detail pane; escape there goes back to the table (escape on the table
+falls through to the app's own binding).
 
 Messages posted (bubble): `ChunksView.ChunkHighlighted(chunk_id: str, source: str)`.
 Styles: inspector/styles/widgets/chunks_view.tcss. Every cell and text is a `rich.text.Text`

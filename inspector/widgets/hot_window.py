@@ -305,9 +305,11 @@ class HotWindow(ScrollView, can_focus=True):
         if height <= 0:
             return
         line = self.row_to_line(self.cursor)
+        # On the row the new hot window opens at, the cut line above it comes into view too.
+        first = line - 1 if self._cut_line() == self.cursor else line
         top = round(self.scroll_y)
-        if line < top:
-            self.scroll_to(y=line, animate=False, immediate=True, force=True)
+        if first < top:
+            self.scroll_to(y=first, animate=False, immediate=True, force=True)
         elif line >= top + height:
             self.scroll_to(y=line - height + 1, animate=False, immediate=True, force=True)
 

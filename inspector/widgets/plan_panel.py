@@ -9,10 +9,12 @@ what-if inputs posts `PlanPanel.WhatIfChanged`; the app re-plans in a worker wit
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Input, Label, Static
@@ -101,6 +103,13 @@ class PlanPanel(Vertical):
     and prompt tokens, each labelled, showing the value in force as its placeholder, with a
     message under them when a value is not a usable number."""
 
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("down", "next_field", "Next field", show=False, id="whatif.next"),
+        Binding("up", "previous_field", "Previous field", show=False, id="whatif.previous"),
+    ]
+
+    HINT = "type a number · ↑↓ tab enter: fields · esc: back · the cut line follows"
+
     class WhatIfChanged(Message):
         def __init__(self, what_if: WhatIf) -> None:
             super().__init__()
@@ -117,6 +126,7 @@ class PlanPanel(Vertical):
                 Text.assemble(("WHAT-IF", "bold"), " · nothing is written"),
                 id="whatif-title",
             )
+            yield Static(Text(self.HINT, style="italic"), id="whatif-hint", markup=False)
             for key, label, _ in FIELDS:
                 with Horizontal(classes="whatif-row"):
                     yield Label(label)
@@ -179,6 +189,22 @@ class PlanPanel(Vertical):
         """Enter moves to the next field (and from the last one back to the list)."""
         event.stop()
         self.screen.focus_next()
+
+    def _fields(self) -> list[Input]:
+        return [self.query_one(f"#whatif-{key}", Input) for key, _, _ in FIELDS]
+
+    def _step_field(self, step: int) -> None:
+        fields = self._fields()
+        focused = self.screen.focused
+        if focused in fields:
+            index = fields.index(focused)
+            fields[(index + step) % len(fields)].focus()
+
+    def action_next_field(self) -> None:
+        self._step_field(1)
+
+    def action_previous_field(self) -> None:
+        self._step_field(-1)
 
     def focus_what_if(self) -> None:
         self.add_class("-what-if")

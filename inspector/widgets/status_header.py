@@ -33,6 +33,8 @@ class HeaderInfo:
     archived: bool = False
     index_error: str | None = None
     loading: bool = False
+    follow: bool = False
+    """The hot window keeps the newest event in view (f toggles it)."""
 
 
 def _num(n: int | None) -> str:
@@ -157,6 +159,8 @@ def header_line2(info: HeaderInfo, width: int = WIDE) -> Text:
             fields.append(("bad" if short else "corrupt", num(info.corrupt_lines), corrupt_style))
         fields.append(("pass", info.maintenance, pass_style))
         fields.append(("" if tight else "files", info.watch_mode, "bold"))
+        if info.follow:
+            fields.append(("", "follow", "bold green"))
         return _fields(fields, sep)
 
     pieces = build(False, " │ ")

@@ -288,6 +288,7 @@ class SummaryView(Vertical):
         self._bound: int | None = None
         self._error: str | None = None
         self._facts: dict[str, FileFacts] = {}
+        self._facts_ready = True
         self._generation = 0
         self._waiting: list[tuple[int, asyncio.Future[None]]] = []
         self._last_read: tuple[str | None, str | None] | None = None
@@ -328,6 +329,7 @@ class SummaryView(Vertical):
         if not text_changed:
             self._update_status()
             return _done()
+        self._facts_ready = False
         return self._prepare_now(facts=True)
 
     def _prepare_now(self, *, facts: bool) -> AwaitComplete:
@@ -342,7 +344,7 @@ class SummaryView(Vertical):
             text,
             self.raw,
             width,
-            (self._summary_md, self._archive_md) if facts else None,
+            (self._summary_md, self._archive_md) if facts or not self._facts_ready else None,
         )
         return AwaitComplete(future)
 
@@ -358,29 +360,40 @@ class SummaryView(Vertical):
     ) -> None:
         lines = document_lines(file, text, raw)
         rows = prepare(lines, width)
-        facts = (
-            {} if both is None else {"summary": file_facts(both[0]), "archive": file_facts(both[1])}
-        )
-        if not get_current_worker().is_cancelled:
-            self.post_message(self._Prepared(generation, lines, rows, width, facts))
+        if get_current_worker().is_cancelled:
+            return
+        self.post_message(self._Prepared(generation, lines, rows, width, {}))
+        if both is not None:
+            # After the text is on its way: the figures of the status line come second.
+            facts = {"summary": file_facts(both[0]), "archive": file_facts(both[1])}
+            if not get_current_worker().is_cancelled:
+                self.post_message(self._Prepared(generation, [], [], width, facts))
 
     @on(_Prepared)
     def _on_prepared(self, message: _Prepared) -> None:
         message.stop()
+        if message.generation != self._generation:
+            return
         if message.facts:
             self._facts.update(message.facts)
-        if message.generation != self._generation:
+            self._facts_ready = True
+            summary = self._facts.get("summary")
+            self.rolling_line_count = summary.rolling_lines if summary else None
+            self._update_status()
+            self._resolve(message.generation)
             return
         self.renders += 1
         self.document.set_lines(message.lines, message.rows, message.width)
-        summary = self._facts.get("summary")
-        self.rolling_line_count = summary.rolling_lines if summary else None
         self._update_status()
-        for generation, future in self._waiting:
-            if generation <= message.generation and not future.done():
+        if self._facts_ready:
+            self._resolve(message.generation)
+        self.post_message(self.Shown())
+
+    def _resolve(self, generation: int) -> None:
+        for waited, future in self._waiting:
+            if waited <= generation and not future.done():
                 future.set_result(None)
         self._waiting = [(g, f) for g, f in self._waiting if not f.done()]
-        self.post_message(self.Shown())
 
     def reload(self) -> None:
         """Read both files through `manager.paths` in a thread worker, then set_data."""

@@ -1,0 +1,122 @@
+"""HelpScreen (`?`): what every mark, colour-free sign and key of the inspector means.
+
+Public API (for the app):
+
+    HelpScreen(keys: Sequence[tuple[str, str, str]])   # ModalScreen[None]
+        # keys: (where, key, what) rows, e.g. ("everywhere", "m", "Run maintenance")
+    help_text(keys) -> Text                             # the same content, for tests and docs
+
+The legend is written here, next to the widgets it describes (hot window marks, the budget
+gauge, the runs sparkline, the Chunks and Summary tabs); the keys come from the bindings
+themselves (`InspectorApp.help_keys()`), so a new key cannot be left out.
+Keys: escape, ? or q close it; arrows / page keys scroll.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+LEGEND: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
+    (
+        "Hot window marks (first column)",
+        (
+            ("R", "the pinned root: the session's first request, never compacted"),
+            ("S", "a synthetic split-turn event (what a pass wrote in place of a turn's start)"),
+            ("!", "a corrupt line of events.jsonl (repair moves it to corrupt.jsonl)"),
+            ("×", "cut preview (p): this event would be compacted by the next pass"),
+            ("+", "cut preview: leading context pulled into the new hot window"),
+            ("^", "cut preview: the turn start of a split turn"),
+            ("R^ S× …", "two marks together: the row's kind, then what the preview does to it"),
+            ("✂ cut", "cut preview: the new hot window would open at the row below this line"),
+            ("bound / split / forbid", "cut class: a legal cut, a split-turn cut, never a cut"),
+        ),
+    ),
+    (
+        "Budget gauge (under the header)",
+        (
+            ("█", "the prompt size the provider recorded"),
+            ("▓ … est.", "the estimated part (events appended since the recorded size)"),
+            ("R", "window − reserve: a pass runs when the prompt reaches it"),
+            ("%", "compress_at_percent of the window: the other token threshold"),
+            ("runs ▁▃▇", "prompt size per observed run, newest on the right"),
+            ("| in runs", "a compaction happened between two runs"),
+            ("next pass", "what the trigger says now: idle, will compact (path), would skip"),
+        ),
+    ),
+    (
+        "Chunks and Summary tabs",
+        (
+            ("tok before→after", "prompt before the pass → kept hot window + the chunk's summary"),
+            ("compression", "estimate of the chunk's events → estimate of its summary"),
+            ("dropped", "identifiers said or used in the chunk that its summary does not name"),
+            ("✂ split turn", "the part of a summary that holds a turn cut in two"),
+            ("│", "lines of that split-turn part"),
+            ("tok / bound", "summary.md's estimated size against the most it can reach"),
+            ("lines / cap", "Rolling Summary lines against max_rolling_summary_lines"),
+        ),
+    ),
+    (
+        "Header",
+        (
+            ("watched / polled / off", "how file changes reach the screen"),
+            ("read-only", "started with --read-only, or viewing an archived session"),
+            ("follow", "the hot window keeps the newest event in view (f toggles)"),
+        ),
+    ),
+)
+
+
+def help_text(keys: Sequence[tuple[str, str, str]]) -> Text:
+    """The legend, then every key grouped by where it works."""
+    out = Text()
+    for title, rows in LEGEND:
+        out.append(f"{title}\n", style="bold underline")
+        for sign, meaning in rows:
+            out.append(f"  {sign:<24}", style="bold")
+            out.append(f"{meaning}\n")
+        out.append("\n")
+    out.append("Keys\n", style="bold underline")
+    where_seen: list[str] = []
+    for where, _, _ in keys:
+        if where not in where_seen:
+            where_seen.append(where)
+    for where in where_seen:
+        out.append(f"  {where}\n", style="italic")
+        for w, key, what in keys:
+            if w == where:
+                out.append(f"    {key:<22}", style="bold")
+                out.append(f"{what}\n")
+    out.append("\nctrl+p lists every action with its key; escape, ? or q close this help.")
+    return out
+
+
+class HelpScreen(ModalScreen[None]):
+    """The legend of every mark and every key; escape, ? or q close it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,question_mark,q", "close", "Close", id="help.close"),
+    ]
+
+    def __init__(self, keys: Sequence[tuple[str, str, str]]) -> None:
+        super().__init__()
+        self._keys = list(keys)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="help-dialog"):
+            yield Static(Text("session-inspector: marks and keys", style="bold"), id="help-title")
+            with VerticalScroll(id="help-body", can_focus=True):
+                yield Static(help_text(self._keys), id="help-text", markup=False)
+
+    def on_mount(self) -> None:
+        self.query_one("#help-body").focus()
+
+    def action_close(self) -> None:
+        self.dismiss(None)

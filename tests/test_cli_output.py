@@ -1,0 +1,62 @@
+"""The CLI's human output as a newcomer meets it (issue 13 item 7): no hard wrapping when
+piped, the same role defaults for `append -` as for `--type`, `recall ''` is a usage error,
+and counts read "1 event", not "1 events"."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+from rich.text import Text
+
+from inspector.output import make_console, plural
+from tests.cli_util import REPO, cli_ok, json_out, run_cli
+
+
+def test_piped_output_is_never_hard_wrapped() -> None:
+    out = io.StringIO()
+    console = make_console(out)
+    command = "session-inspector --memory-dir /tmp/" + "very-long-folder-name/" * 8 + " status"
+    console.print(Text("look around: " + command))
+    assert out.getvalue() == "look around: " + command + "\n"
+
+
+def test_plurals() -> None:
+    assert plural(1, "event") == "1 event"
+    assert plural(0, "event") == "0 events"
+    assert plural(1_000, "rotation") == "1,000 rotations"
+
+
+def test_append_from_stdin_gets_the_same_default_roles_as_flags(tmp_path: Path) -> None:
+    root = tmp_path / "m"
+    lines = [
+        {"type": "user_input", "content": "hi"},
+        {"type": "assistant_output", "content": "hello"},
+        {"type": "tool_result", "content": "ok", "tool_call_id": "c1", "role": "tool"},
+        {"type": "system_event", "content": "note", "role": "narrator"},
+    ]
+    proc = run_cli(
+        ["--memory-dir", root, "--json", "append", "-"],
+        cwd=REPO,
+        stdin="\n".join(json.dumps(line) for line in lines) + "\n",
+    )
+    assert proc.returncode == 0, proc.stderr
+    stored = json_out(proc)["events"]
+    assert [e["role"] for e in stored] == ["user", "assistant", "tool", "narrator"]
+    flags = json_out(cli_ok(root, "--json", "append", "--type", "assistant_output", "--text", "x"))[
+        "events"
+    ]
+    assert flags[0]["role"] == stored[1]["role"] == "assistant"
+    text = cli_ok(root, "append", "--type", "user_input", "--text", "one more").stdout
+    assert "appended 1 event" in text and "1 events" not in text
+
+
+def test_recall_of_nothing_is_a_usage_error(tmp_path: Path) -> None:
+    root = tmp_path / "m"
+    cli_ok(root, "append", "--type", "user_input", "--text", "hello")
+    for query in ("", "   "):
+        proc = run_cli(["--memory-dir", root, "recall", query], cwd=REPO)
+        assert proc.returncode == 2
+        assert "recall: give words to search for" in proc.stderr
+        assert "Traceback" not in proc.stderr
