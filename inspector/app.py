@@ -16,6 +16,7 @@ the exit status. Structure:
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -198,9 +199,60 @@ class ActionFinished(Message):
 
 
 class FilesChanged(Message):
-    def __init__(self, change: Change) -> None:
+    def __init__(self, change: Change, sizes: dict[str, int | None] | None = None) -> None:
         super().__init__()
         self.change = change
+        self.sizes = sizes or {}
+        """Relative path -> its size now (None: gone), read in the watcher thread."""
+
+
+def file_sizes(root: Path, paths: tuple[str, ...]) -> dict[str, int | None]:
+    """The size of each changed file now (None when it is gone or is not a regular file)."""
+    out: dict[str, int | None] = {}
+    for rel in paths[:50]:
+        try:
+            st = (root / rel).stat()
+        except OSError:
+            out[rel] = None
+            continue
+        out[rel] = st.st_size if not (root / rel).is_dir() else None
+    return out
+
+
+def initial_sizes(root: Path) -> dict[str, int | None]:
+    """Sizes of the files of session/ and session/chunks/ (relative paths), best effort."""
+    out: dict[str, int | None] = {}
+    for folder in ("session", "session/chunks", "session/chunks/pending"):
+        try:
+            with os.scandir(root / folder) as it:
+                for entry in it:
+                    if entry.is_file(follow_symlinks=False):
+                        out[f"{folder}/{entry.name}"] = entry.stat(follow_symlinks=False).st_size
+        except OSError:
+            continue
+    return out
+
+
+def _size(n: int) -> str:
+    sign = "-" if n < 0 else ""
+    n = abs(n)
+    if n < 1024:
+        return f"{sign}{n} B"
+    if n < 1024 * 1024:
+        return f"{sign}{n / 1024:.1f} KB"
+    return f"{sign}{n / 1024 / 1024:.1f} MB"
+
+
+def describe_file_change(rel: str, before: int | None, now: int | None) -> str:
+    """ "session/events.jsonl +1.2 KB (45.3 KB)", "… new (3 KB)", "… removed", "… rewritten"."""
+    if now is None:
+        return f"{rel} removed" if before is not None else f"{rel} changed"
+    if before is None:
+        return f"{rel} new ({_size(now)})"
+    delta = now - before
+    if delta == 0:
+        return f"{rel} rewritten ({_size(now)})"
+    return f"{rel} {'+' if delta > 0 else ''}{_size(delta)} ({_size(now)})"
 
 
 class WatchError(Message):
@@ -391,6 +443,7 @@ class InspectorApp(App[int]):
         self._jump_to_cut = False
         self._stopping = threading.Event()
         self._last_error: dict[str, str] = {}
+        self._file_sizes: dict[str, int | None] = {}
         self._stale: set[str] = set()
         self._watcher: MemoryWatcher | None = None
         self.actions_run: list[str] = []
@@ -738,7 +791,15 @@ class InspectorApp(App[int]):
     def _on_files_changed(self, message: FilesChanged) -> None:
         change = message.change
         self.last_change_at = change.at
-        self.log_activity("changed: " + ", ".join(change.paths)[:300], "change")
+        if message.sizes:
+            for rel, now in message.sizes.items():
+                before = self._file_sizes.get(rel)
+                if now is None and rel.count("/") == 0:
+                    continue  # a folder's own entry: its files are listed
+                self.log_activity(describe_file_change(rel, before, now), "change")
+                self._file_sizes[rel] = now
+        else:
+            self.log_activity("changed: " + ", ".join(change.paths)[:300], "change")
         views = change.views
         if views & {"events", "session"}:
             self.request("events")
@@ -889,8 +950,10 @@ class InspectorApp(App[int]):
     def _start_watcher(self) -> None:
         """The watcher runs until quit, so it gets its own daemon thread, not a pool worker."""
 
+        root = self.memory_dir
+
         def changed(change: Change) -> None:
-            self.post_message(FilesChanged(change))
+            self.post_message(FilesChanged(change, file_sizes(root, change.paths)))
 
         def failed(text: str) -> None:
             self.post_message(WatchError(text))
@@ -901,6 +964,9 @@ class InspectorApp(App[int]):
         ).start()
 
     def _watch_thread(self, watcher: MemoryWatcher) -> None:
+        # Sizes before any change, so the first change of a file shows its delta too (the
+        # loop reads them only after a change, posted after this).
+        self._file_sizes.update(initial_sizes(self.memory_dir))
         try:
             watcher.run()
         except Exception as exc:

@@ -749,3 +749,20 @@ async def test_what_if_explains_itself_and_scrolls_to_the_new_cut(tmp_path: Path
         assert preview is not None and preview.cut_row is not None
         assert hot.cursor == preview.cut_row
         assert "✂ cut" in screen_text(app), screen_text(app)
+
+
+async def test_activity_lists_each_file_change_with_its_size_delta(basic: Path) -> None:
+    app = make(basic, watch=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        log = app.query_one(ActivityLog)
+        events_file = basic / "session" / "events.jsonl"
+        before = events_file.stat().st_size
+        cli_ok(basic, "append", "--type", "user_input", "--text", "x" * 2000)
+        grown = events_file.stat().st_size - before
+        await until(
+            pilot,
+            lambda: any("session/events.jsonl +" in line for line in log.lines_written),
+        )
+        line = next(line for line in log.lines_written if "session/events.jsonl +" in line)
+        assert f"+{grown / 1024:.1f} KB" in line

@@ -994,8 +994,9 @@ async def test_archive_view_lists_and_opens(memory: MemoryManager) -> None:
         row = cells(table, 0)
         assert row[0] == closed.closed_session_id
         # Rotation first finishes the pending evidence: it became a third chunk.
-        assert row[1] == "2" and row[2] == "3"
-        assert row[4].endswith(("B", "KB"))
+        assert row[3] == "2" and row[4] == "3"
+        assert row[2].endswith(("B", "KB"))
+        assert row[5] == "root task"  # the first request, read from its events.jsonl
         table.focus()
         await pilot.press("enter")
         await pilot.pause()
@@ -1019,9 +1020,49 @@ async def test_archive_view_hostile_and_empty() -> None:
         view.set_data([info])
         await pilot.pause()
         row = cells(view.query_one(DataTable), 0)
-        assert row == ["[@click=app.sentinel]s[/]␛[2J", "3", "0", "[b", "5.0 MB"]
+        assert row == ["[@click=app.sentinel]s[/]␛[2J", "[b", "5.0 MB", "3", "0", ""]
         await pilot.click("#archive-table", offset=(4, 1))
         assert app.sentinel_calls == 0 and app.is_running
+
+
+def _info(sid: str, created: str, size: int, events: int) -> ArchiveInfo:
+    return ArchiveInfo(sid, Path("/x") / sid, events, 1, created, size)
+
+
+async def test_archive_view_filter_and_sort() -> None:
+    archives = [
+        _info("s-a", "2026-01-01T10:00:00Z", 100, 5),
+        _info("s-b", "2026-03-01T10:00:00Z", 900, 2),
+        _info("s-c", "2026-02-01T10:00:00Z", 500, 9),
+    ]
+    requests = {"s-a": "book a table", "s-b": "fix the parser", "s-c": "book a flight"}
+    view = ArchiveView()
+    app = ViewHost(view)
+    async with app.run_test(size=(100, 24)) as pilot:
+        view.set_data(archives, requests=requests)
+        await pilot.pause()
+        table = view.query_one(DataTable)
+
+        def ids() -> list[str]:
+            return [cells(table, i)[0] for i in range(table.row_count)]
+
+        assert ids() == ["s-b", "s-c", "s-a"]  # newest first
+        assert "sorted newest first" in static_text(view.query_one("#archive-error", Static))
+        table.focus()
+        await pilot.press("t")
+        assert ids() == ["s-a", "s-c", "s-b"]
+        await pilot.press("t")
+        assert ids() == ["s-b", "s-c", "s-a"]  # largest first
+        await pilot.press("t")
+        assert ids() == ["s-c", "s-a", "s-b"]  # most events first
+        await pilot.press("f", *"book")
+        await pilot.pause()
+        assert sorted(ids()) == ["s-a", "s-c"]
+        assert "2 of 3 closed sessions" in static_text(view.query_one("#archive-error", Static))
+        await pilot.press(*"xyz")
+        await pilot.pause()
+        assert ids() == []
+        assert "No closed session matches" in static_text(view.query_one("#archive-error", Static))
 
 
 class EscapeHost(ViewHost):

@@ -11,8 +11,12 @@ Public API (for the app):
     view.selected_archive -> ArchiveInfo | None
     view.action_open() -> None               # posts OpenArchive for the cursor row
 
-Keys: enter or o on a row opens it. Message posted (bubbles):
-`ArchiveView.OpenArchive(session_id: str, path: Path)` — handle it in the app with
+The filter box above the table keeps the rows whose id, date or first request contain its text
+(case-insensitive); t cycles the sort (newest first, oldest first, largest, most events, most
+chunks). Each row shows the session's first request, read from its events.jsonl in the worker.
+
+Keys: enter or o on a row opens it; t sorts; f or ctrl+f focuses the filter. Message posted
+(bubbles): `ArchiveView.OpenArchive(session_id: str, path: Path)` — handle it in the app with
 `on_archive_view_open_archive`. Archived sessions are logs only: never loaded into prompts,
 compacted or recalled; the note above the table says so.
 Styles: inspector/styles/widgets/archive_view.tcss.
@@ -20,7 +24,8 @@ Styles: inspector/styles/widgets/archive_view.tcss.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -30,11 +35,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.message import Message
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable, Input, Static
 from textual.worker import get_current_worker
 
 from core.manager import ArchiveInfo
-from inspector.safe_text import safe_line
+from inspector.safe_text import one_line, safe_line
 from inspector.tables import replace_rows
 from inspector.widgets.chunks_view import describe_error
 
@@ -58,11 +63,45 @@ def _when(value: str | None) -> str:
     return value or ""
 
 
+FIRST_REQUEST_BYTES = 256 * 1024
+
+
+def first_request(session_dir: Path) -> str:
+    """The first user_input of an archived session's events.jsonl ("" when none is near the
+    start); only the first FIRST_REQUEST_BYTES are read."""
+    try:
+        with open(session_dir / "events.jsonl", "rb") as fh:
+            head = fh.read(FIRST_REQUEST_BYTES)
+    except OSError:
+        return ""
+    for raw in head.split(b"\n"):
+        try:
+            event = json.loads(raw)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(event, dict) and event.get("type") == "user_input":
+            content = event.get("content")
+            return one_line(content if isinstance(content, str) else str(content), 200)
+    return ""
+
+
+SORTS: tuple[tuple[str, Callable[[ArchiveInfo], object], bool], ...] = (
+    ("newest first", lambda a: a.created_at or "", True),
+    ("oldest first", lambda a: a.created_at or "", False),
+    ("largest first", lambda a: a.size_bytes, True),
+    ("most events first", lambda a: a.event_count, True),
+    ("most chunks first", lambda a: a.chunk_count, True),
+)
+"""(label, key, descending) of the sort orders t cycles through."""
+
+
 class ArchiveView(Vertical):
-    """Closed sessions, newest last; enter opens one read-only."""
+    """Closed sessions, newest first; a filter box and sort orders; enter opens one read-only."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("o", "open", "Open", id="archive.open"),
+        Binding("t", "sort", "Sort", id="archive.sort"),
+        Binding("f,ctrl+f", "focus_filter", "Filter", id="archive.filter"),
     ]
 
     class OpenArchive(Message):
@@ -74,17 +113,27 @@ class ArchiveView(Vertical):
             self.path = path
 
     class _Loaded(Message):
-        def __init__(self, archives: list[ArchiveInfo], error: str | None) -> None:
+        def __init__(
+            self,
+            archives: list[ArchiveInfo],
+            error: str | None,
+            requests: dict[str, str] | None = None,
+        ) -> None:
             super().__init__()
             self.archives = archives
             self.error = error
+            self.requests = requests or {}
 
     def __init__(
         self, *, name: str | None = None, id: str | None = None, classes: str | None = None
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.manager: MemoryManager | None = None
+        self._all: list[ArchiveInfo] = []
         self._archives: list[ArchiveInfo] = []
+        self._error: str | None = None
+        self.requests: dict[str, str] = {}
+        self.sort_index = 0
 
     def compose(self) -> ComposeResult:
         yield Static(
@@ -94,6 +143,7 @@ class ArchiveView(Vertical):
             ),
             id="archive-note",
         )
+        yield Input(placeholder="filter: id, date or request", id="archive-filter", compact=True)
         yield Static(Text(""), id="archive-error", markup=False)
         table: DataTable[Text] = DataTable(
             id="archive-table", cursor_type="row", zebra_stripes=True
@@ -102,7 +152,7 @@ class ArchiveView(Vertical):
 
     def on_mount(self) -> None:
         table: DataTable[Text] = self.query_one("#archive-table", DataTable)
-        table.add_columns("session id", "events", "chunks", "created", "size")
+        table.add_columns("session id", "created", "size", "events", "chunks", "first request")
 
     @property
     def selected_archive(self) -> ArchiveInfo | None:
@@ -110,11 +160,41 @@ class ArchiveView(Vertical):
         row = table.cursor_row
         return self._archives[row] if 0 <= row < len(self._archives) else None
 
-    def set_data(self, archives: Sequence[ArchiveInfo], error: str | None = None) -> None:
-        """Show these archives (replacing what was shown); error as a line above the table."""
+    def set_data(
+        self,
+        archives: Sequence[ArchiveInfo],
+        error: str | None = None,
+        requests: dict[str, str] | None = None,
+    ) -> None:
+        """Show these archives (replacing what was shown); error as a line above the table;
+        requests: session id -> its first request."""
+        self._all = list(archives)
+        self._error = error
+        if requests is not None:
+            self.requests = dict(requests)
+        self._show()
+
+    @property
+    def sort_label(self) -> str:
+        return SORTS[self.sort_index][0]
+
+    def _visible(self) -> list[ArchiveInfo]:
+        needle = self.query_one("#archive-filter", Input).value.strip().lower()
+        shown = [
+            info
+            for info in self._all
+            if not needle
+            or needle in info.session_id.lower()
+            or needle in _when(info.created_at).lower()
+            or needle in self.requests.get(info.session_id, "").lower()
+        ]
+        _, key, descending = SORTS[self.sort_index]
+        return sorted(shown, key=key, reverse=descending)  # type: ignore[arg-type]
+
+    def _show(self) -> None:
         table: DataTable[Text] = self.query_one("#archive-table", DataTable)
         previous = self.selected_archive
-        self._archives = list(archives)
+        self._archives = self._visible()
         select_at = 0
         rows: list[tuple[str, list[Text]]] = []
         for i, info in enumerate(self._archives):
@@ -122,22 +202,50 @@ class ArchiveView(Vertical):
                 select_at = i
             cells = [
                 safe_line(info.session_id, "bold", limit=40),
-                Text(str(info.event_count), justify="right"),
-                Text(str(info.chunk_count), justify="right"),
                 safe_line(_when(info.created_at), limit=24),
                 Text(human_size(info.size_bytes), justify="right"),
+                Text(str(info.event_count), justify="right"),
+                Text(str(info.chunk_count), justify="right"),
+                safe_line(self.requests.get(info.session_id, ""), limit=60),
             ]
             rows.append((str(i), cells))
         replace_rows(table, rows)
         if self._archives:
             table.move_cursor(row=select_at)
+        notice = self.query_one("#archive-error", Static)
+        error = self._error
         if error:
-            self.query_one("#archive-error", Static).update(
-                safe_line(f"cannot list archives: {error}", limit=300)
-            )
+            notice.update(safe_line(f"cannot list archives: {error}", limit=300))
+        elif not self._all:
+            notice.update(Text("No closed sessions yet."))
         elif not self._archives:
-            self.query_one("#archive-error", Static).update(Text("No closed sessions yet."))
+            notice.update(Text(f"No closed session matches the filter ({len(self._all)} in all)."))
+        else:
+            notice.update(
+                Text(
+                    f"{len(self._archives)} of {len(self._all)} closed sessions · "
+                    f"sorted {self.sort_label} (t changes)"
+                )
+            )
         self.set_class(bool(error) or not self._archives, "-error")
+        self.set_class(bool(self._all), "-listed")
+
+    @on(Input.Changed, "#archive-filter")
+    def _on_filter(self, event: Input.Changed) -> None:
+        event.stop()
+        self._show()
+
+    @on(Input.Submitted, "#archive-filter")
+    def _on_filter_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.query_one("#archive-table").focus()
+
+    def action_sort(self) -> None:
+        self.sort_index = (self.sort_index + 1) % len(SORTS)
+        self._show()
+
+    def action_focus_filter(self) -> None:
+        self.query_one("#archive-filter", Input).focus()
 
     def reload(self) -> None:
         """List the archives through the manager in a thread worker."""
@@ -150,7 +258,9 @@ class ArchiveView(Vertical):
         if manager is None:
             return
         try:
-            loaded = self._Loaded(manager.list_archives(), None)
+            archives = manager.list_archives()
+            requests = {info.session_id: first_request(Path(info.path)) for info in archives}
+            loaded = self._Loaded(archives, None, requests)
         except Exception as exc:
             loaded = self._Loaded([], describe_error(exc))
         if not get_current_worker().is_cancelled:
@@ -159,7 +269,7 @@ class ArchiveView(Vertical):
     @on(_Loaded)
     def _on_loaded(self, message: _Loaded) -> None:
         message.stop()
-        self.set_data(message.archives, message.error)
+        self.set_data(message.archives, message.error, message.requests)
 
     @on(DataTable.RowSelected, "#archive-table")
     def _on_selected(self, event: DataTable.RowSelected) -> None:
