@@ -1,11 +1,13 @@
-"""RecallView: a search box over the active session's compacted history
-(`MemoryManager.recall`), with source badges, scores, summaries and the matching events.
+"""RecallView: a search box over compacted history (`MemoryManager.recall`), with source
+badges, scores, summaries and the matching events; with "all sessions" ticked, archived
+sessions are searched too and each result names its session.
 
 Public API (for the app):
 
     view = RecallView(id="recall", limit=10)
     view.manager: MemoryManager | None       # set by the app; search() runs through it
     view.limit: int                          # results asked for (default 10)
+    view.all_sessions: bool                  # archived sessions too (the checkbox)
     view.search(query: str) -> None          # runs manager.recall(query, limit) in a thread
                                              # worker; also what enter in the box does
     view.set_result(query: str, result: RecallResult | None,
@@ -14,13 +16,15 @@ Public API (for the app):
     view.query_text -> str                   # what the search box holds
 
 Results: a table (source badge — "active" and "pending" styled differently —, chunk id,
-score, number of matching events, summary preview) and, for the cursor row, the summary (split
-turn marked) and the matching events with the query's words highlighted. The status line says
-how many results and `pending_chunks_recalled`. Enter on a row focuses the detail, escape goes
-back; "/" focuses the search box.
+score, number of matching events, session, summary preview) and, for the cursor row, the
+summary (split turn marked) and the matching events with the query's terms highlighted
+(`core.recall.highlight_spans` offsets styled on the safe text: no markup from events). Enter
+on a row opens the result: every event of its chunk, the matched ones marked and the first of
+them selected and scrolled to. The status line says how many results and
+`pending_chunks_recalled`. Escape goes back to the table; "/" focuses the search box.
 Message posted (bubbles) after each search: `RecallView.Searched(query: str, result_count:
 int, pending_chunks_recalled: int, elapsed_ms: float | None, error: str | None)` — for the
-activity log. Archives are never searched (the manager only searches the active session).
+activity log.
 Styles: inspector/styles/widgets/recall_view.tcss.
 """
 
@@ -34,15 +38,22 @@ from textual import on, work
 from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import DataTable, Input, Static
+from textual.widgets import Checkbox, DataTable, Input, Static
 from textual.worker import get_current_worker
 
-from core.recall import RecallHit, RecallResult
+from core.chunks import read_chunk_events
+from core.paths import MemoryPaths
+from core.recall import RecallHit, RecallResult, highlight_spans
 from inspector.safe_text import safe_line, trail_blanks
 from inspector.tables import replace_rows
-from inspector.widgets.chunks_view import describe_error, events_text, summary_text
+from inspector.widgets.chunks_view import (
+    MAX_EVENTS_SHOWN,
+    describe_error,
+    events_text,
+    summary_text,
+)
 
 if TYPE_CHECKING:
     from core.manager import MemoryManager
@@ -56,16 +67,51 @@ def source_badge(source: str) -> Text:
 
 
 def highlight_terms(text: Text, query: str) -> Text:
-    words = [w for w in query.split() if len(w) >= 2]
-    if words:
-        text.highlight_words(words, style="reverse", case_sensitive=False)
+    """Style where the query's terms and phrases occur, as recall tokenizes them (whole
+    identifiers, their pieces, CamelCase parts, CJK bigrams): spans on the already safe text,
+    so nothing from an event is ever read as markup."""
+    for start, end in highlight_spans(text.plain, query):
+        text.stylize("reverse", start, end)
     return text
 
 
+def session_cell(hit: RecallHit) -> Text:
+    if hit.archived:
+        return safe_line(hit.session_id or "?", "magenta", limit=40)
+    return Text("current", style="dim")
+
+
+EVENT_LINES = 2
+"""Lines `events_text` gives each event (a header and a preview)."""
+
+
+def chunk_text(events: list[dict[str, object]], matched_ids: set[object]) -> tuple[Text, int]:
+    """Every event of a chunk, the matched ones marked and the first of them selected; and the
+    line of the selected event (-1 when none matched)."""
+    text = events_text(events)
+    lines = text.plain.split("\n")
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    selected = -1
+    for i, event in enumerate(events[:MAX_EVENTS_SHOWN]):
+        if event.get("id") not in matched_ids:
+            continue
+        first = i * EVENT_LINES
+        if first + EVENT_LINES > len(lines):
+            break
+        style = "bold on dark_green" if selected < 0 else "bold"
+        text.stylize(style, starts[first], starts[first + EVENT_LINES] - 1)
+        if selected < 0:
+            selected = first
+    return text, selected
+
+
 RECALL_HINT = (
-    "Results show here: each one's summary and the events that matched. Recall searches "
-    "the chunks compacted from this session (source active) and evidence of a pass that has "
-    "not finished (source pending); archived sessions are never searched."
+    "Results show here: each one's summary and the events that matched; enter opens the "
+    "result in its chunk. Recall searches the chunks compacted from this session (source "
+    'active) and evidence of a pass that has not finished (source pending); tick "all '
+    'sessions" to search archived sessions too.'
 )
 
 
@@ -116,13 +162,18 @@ class RecallView(Vertical):
         super().__init__(name=name, id=id, classes=classes)
         self.manager: MemoryManager | None = None
         self.limit = limit
+        self.all_sessions = False
         self._hits: list[RecallHit] = []
         self._query = ""
 
     def compose(self) -> ComposeResult:
-        yield Input(
-            placeholder="search compacted history, then enter", id="recall-query", compact=True
-        )
+        with Horizontal(id="recall-bar"):
+            yield Input(
+                placeholder="search compacted history, then enter",
+                id="recall-query",
+                compact=True,
+            )
+            yield Checkbox("all sessions", id="recall-all", compact=True)
         yield Static(
             Text("Type words to search chunk summaries and events.", style="dim"),
             id="recall-status",
@@ -135,7 +186,7 @@ class RecallView(Vertical):
 
     def on_mount(self) -> None:
         table: DataTable[Text] = self.query_one("#recall-table", DataTable)
-        table.add_columns("source", "chunk id", "score", "hits", "summary")
+        table.add_columns("source", "chunk id", "score", "hits", "session", "summary")
 
     @property
     def query_text(self) -> str:
@@ -153,16 +204,17 @@ class RecallView(Vertical):
         self.query_one("#recall-status", Static).update(
             Text.assemble(("searching for ", "dim"), safe_line(query, "bold", limit=80), "\u2026")
         )
-        self._search_worker(query, self.limit)
+        self._search_worker(query, self.limit, self.all_sessions)
 
     @work(thread=True, exclusive=True, group="recall-search")
-    def _search_worker(self, query: str, limit: int) -> None:
+    def _search_worker(self, query: str, limit: int, all_sessions: bool) -> None:
         manager = self.manager
         if manager is None:
             return
         started = time.perf_counter()
         try:
-            done = self._Done(query, manager.recall(query, limit), None, 0.0)
+            result = manager.recall(query, limit, all_sessions=all_sessions)
+            done = self._Done(query, result, None, 0.0)
         except Exception as exc:
             done = self._Done(query, None, describe_error(exc), 0.0)
         done.elapsed_ms = (time.perf_counter() - started) * 1000
@@ -192,6 +244,7 @@ class RecallView(Vertical):
                 safe_line(hit.chunk_id, "bold", limit=32),
                 Text(f"{hit.score:.3f}", justify="right"),
                 Text(str(len(hit.events)), justify="right"),
+                session_cell(hit),
                 safe_line(hit.summary, limit=120),
             ]
             rows.append((str(i), cells))
@@ -236,7 +289,11 @@ class RecallView(Vertical):
         header.append_text(source_badge(hit.source))
         header.append(" ")
         header.append_text(safe_line(hit.chunk_id, "bold", limit=120))
-        header.append(f"  score {hit.score:.3f}\n", style="dim")
+        header.append(f"  score {hit.score:.3f}", style="dim")
+        if hit.archived:
+            header.append("  session ")
+            header.append_text(safe_line(hit.session_id or "?", "magenta", limit=60))
+        header.append("\n")
         header.append_text(highlight_terms(summary_text(hit.summary), self._query))
         summary.update(trail_blanks(header))
         shown = Text(f"\n{len(hit.events)} matching event(s):\n", style="bold")
@@ -256,7 +313,49 @@ class RecallView(Vertical):
     @on(DataTable.RowSelected, "#recall-table")
     def _on_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
-        self.query_one("#recall-detail").focus()
+        self.open_hit(event.cursor_row)
+
+    @on(Checkbox.Changed, "#recall-all")
+    def _on_all_sessions(self, event: Checkbox.Changed) -> None:
+        event.stop()
+        self.all_sessions = event.value
+        if self._query:
+            self.search(self._query)
+
+    def open_hit(self, row: int) -> None:
+        """Show the result's event in its chunk: every event of the chunk, the matched ones
+        marked, the first of them selected and scrolled to; focus moves to the detail."""
+        if not 0 <= row < len(self._hits):
+            return
+        hit = self._hits[row]
+        matched = {e.get("id") for e in hit.events}
+        events: list[dict[str, object]] = list(hit.events)
+        note = "pending evidence: its matched events"
+        if hit.source == "active" and self.manager is not None:
+            try:
+                events = list(read_chunk_events(self._paths_of(hit), hit.chunk_id)[0])
+                note = f"all {len(events)} events of the chunk"
+            except Exception as exc:  # shown, never raised into the UI
+                note = f"cannot read the chunk ({describe_error(exc)}); its matched events"
+        body, selected = chunk_text(events, matched)
+        shown = Text("\n")
+        shown.append_text(safe_line(hit.chunk_id, "bold", limit=80))
+        shown.append(f": {note}\n", style="bold")
+        top = 2
+        shown.append_text(highlight_terms(body, self._query))
+        self.query_one("#recall-events", Static).update(shown)
+        detail = self.query_one("#recall-detail", VerticalScroll)
+        detail.focus()
+        if selected >= 0:
+            summary_lines = self.query_one("#recall-summary", Static).size.height
+            line = summary_lines + top + selected
+            self.call_after_refresh(detail.scroll_to, y=max(0, line - 1), animate=False)
+
+    def _paths_of(self, hit: RecallHit) -> MemoryPaths:
+        assert self.manager is not None
+        if hit.archived and hit.session_id:
+            return MemoryPaths.for_archive(self.manager.memory_dir, hit.session_id)
+        return self.manager.paths
 
     def action_focus_search(self) -> None:
         self.query_one("#recall-query").focus()
