@@ -53,6 +53,26 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see `{self.prog} --help`)")
 
 
+def _scenario_help() -> str:
+    """One line per demo scenario: its name and what it shows."""
+    import textwrap
+
+    from inspector.demo.scenarios import DEFAULT_SCENARIO, SCENARIOS
+
+    lines = []
+    for name, scenario in SCENARIOS.items():
+        default = " (default)" if name == DEFAULT_SCENARIO else ""
+        lines.append(
+            textwrap.fill(
+                f"{name}{default}: {scenario.description}",
+                width=84,
+                initial_indent="  ",
+                subsequent_indent="      ",
+            )
+        )
+    return "\n".join(lines)
+
+
 class _Formatter(argparse.RawDescriptionHelpFormatter):
     def __init__(self, prog: str) -> None:
         super().__init__(prog, max_help_position=32)
@@ -159,7 +179,7 @@ def _commands() -> list[tuple[str, str, str]]:
             "Create a demo memory root (a fresh folder it names, unless --memory-dir gives a\n"
             "new or empty one), play a scripted device agent into it with the real runtime API,\n"
             "and open the TUI on it. Small thresholds make compactions happen within a minute.\n"
-            "Scenarios: tour (default), split-turn, cjk, long, crash.\n\n"
+            f"\nscenarios (--scenario):\n{_scenario_help()}\n\n"
             "examples:\n"
             f"  {PROG} demo\n"
             f"  {PROG} demo --scenario cjk --no-tui --json\n",
