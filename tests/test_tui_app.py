@@ -399,8 +399,15 @@ async def test_tabs_by_number_and_tab_key(basic: Path) -> None:
         assert "next prompt" in screen_text(app)
 
 
+def session_files(root: Path) -> list[str]:
+    """Names under session/, without SQLite's transient -wal/-shm sidecars (they come and go
+    with the recall index's connections)."""
+    names = (p.name for p in (root / "session").rglob("*"))
+    return sorted(n for n in names if not n.endswith(("-wal", "-shm")))
+
+
 async def test_read_only_hides_and_refuses_every_write(basic: Path) -> None:
-    before = sorted(p.name for p in (basic / "session").rglob("*"))
+    before = session_files(basic)
     events_before = (basic / "session" / "events.jsonl").read_bytes()
     app = make(basic, read_only=True)
     async with app.run_test(size=SIZE) as pilot:
@@ -418,7 +425,7 @@ async def test_read_only_hides_and_refuses_every_write(basic: Path) -> None:
         assert app.screen is app.screen_stack[0]
         assert not WRITE_ACTIONS & set(app.actions_run)
         assert "READ-ONLY" in screen_text(app)
-    assert sorted(p.name for p in (basic / "session").rglob("*")) == before
+    assert session_files(basic) == before
     assert (basic / "session" / "events.jsonl").read_bytes() == events_before
 
 

@@ -763,7 +763,9 @@ async def test_summary_view_one_megabyte_keeps_the_loop_responsive() -> None:
         timer.stop()
         gaps = [b - a for a, b in itertools.pairwise(ticks)]
         assert view.query_one("#summary-doc", TextDocument).rows > 20_000
-        assert gaps and max(gaps) < max(0.25, took / 2), (max(gaps), took)
+        # A frozen loop shows one gap as long as the whole preparation; a shared, loaded
+        # machine shows short stalls at most.
+        assert gaps and max(gaps) < max(0.5, took * 0.6), (max(gaps), took)
         await pilot.press("end")
         await pilot.pause()
         assert "chunk_" in view.shown_text()
@@ -1143,5 +1145,7 @@ async def test_huge_single_line_event_is_capped(memory: MemoryManager) -> None:
             cells(prompt.query_one(DataTable), 0)[2]
             == f"{estimate_message_tokens({'role': 'tool', 'content': huge}):,}"
         )
+        chunks.query_one("#chunks-events").scroll_visible(animate=False, immediate=True)
+        await pilot.pause()
         await pilot.click("#chunks-events", offset=(10, 1))
         assert app.sentinel_calls == 0 and app.is_running
