@@ -78,6 +78,26 @@ TABS: tuple[tuple[str, str], ...] = (
     ("activity", "Activity"),
 )
 
+TAB_LABELS_NARROW: dict[str, str] = {
+    "hot": "Hot",
+    "chunks": "Chunks",
+    "summary": "Summary",
+    "prompt": "Prompt",
+    "recall": "Recall",
+    "archive": "Archive",
+    "activity": "Activity",
+}
+TAB_LABELS_TINY: dict[str, str] = {
+    "hot": "Hot",
+    "chunks": "Chnk",
+    "summary": "Sum",
+    "prompt": "Prm",
+    "recall": "Rcl",
+    "archive": "Arch",
+    "activity": "Act",
+}
+"""Tab labels below 110 and below 80 columns: every tab stays on screen with its number."""
+
 VIEW_WIDGETS: dict[str, type[Widget]] = {
     "chunks": ChunksView,
     "summary": SummaryView,
@@ -557,7 +577,23 @@ class InspectorApp(App[int]):
 
     def _update_size_class(self) -> None:
         self.screen_stack[0].set_class(self.size.width < 160, "-narrow")
+        self._update_tab_labels()
         self._refresh_footer()
+
+    def _update_tab_labels(self) -> None:
+        width = self.size.width
+        labels = (
+            dict(TABS) if width >= 110 else TAB_LABELS_NARROW if width >= 80 else TAB_LABELS_TINY
+        )
+        try:
+            tabbed = self.query_one(TabbedContent)
+            for i, (tab, _) in enumerate(TABS):
+                label = f"{i + 1} {labels[tab]}"
+                current = tabbed.get_tab(tab)
+                if str(current.label) != label:
+                    current.label = label
+        except NoMatches:
+            return
 
     # -- activity / errors ------------------------------------------------------------------
 

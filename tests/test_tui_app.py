@@ -773,3 +773,33 @@ async def test_activity_lists_each_file_change_with_its_size_delta(basic: Path) 
         )
         line = next(line for line in log.lines_written if "session/events.jsonl +" in line)
         assert f"+{grown / 1024:.1f} KB" in line
+
+
+async def test_60x20_every_tab_reachable_and_legible(basic: Path) -> None:
+    app = make(basic)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await settle(app, pilot)
+        text = screen_text(app)
+        tabs_line = next(line for line in text.split("\n") if "1 Hot" in line)
+        for label in ("1 Hot", "2 Chnk", "3 Sum", "4 Prm", "5 Rcl", "6 Arch", "7 Act"):
+            assert label in tabs_line, tabs_line
+        # The hot window keeps a readable preview column.
+        hot = app.query_one(HotWindow)
+        preview = hot.snapshot.rows[hot.snapshot.length - 1].preview
+        assert preview[:12] in text
+        for line in text.split("\n"):
+            assert cell_len(line) <= 60
+        await pilot.press("7")
+        await settle(app, pilot)
+        assert app.query_one(TabbedContent).active == "activity"
+
+
+async def test_80x24_chunks_table_shows_the_tokens_column(basic: Path) -> None:
+    app = make(basic)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("2")
+        await settle(app, pilot)
+        text = screen_text(app)
+        assert "tok before→after" in text and "chunk_0001" in text
+        assert "1 Hot" in text and "7 Activity" in text

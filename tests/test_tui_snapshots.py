@@ -1,4 +1,4 @@
-"""Snapshots (SVG) of the main views at 80x24 (SSH) and 120x40, watchers off, fixed data.
+"""Snapshots (SVG) of the main views at 60x20, 80x24 (SSH) and 120x40, watchers off, fixed data.
 
 The memory roots come from tests/tui_fixtures.py (fixed ids, timestamps and session ids); the
 root is shown as "m", so no temporary path or clock reaches the screen. Regenerate with
@@ -24,7 +24,7 @@ from tests.tui_fixtures import (
     build_with_archive,
 )
 
-SIZES = [(80, 24), (120, 40)]
+SIZES = [(60, 20), (80, 24), (120, 40)]
 
 
 def _app(root: Path) -> InspectorApp:
@@ -73,6 +73,9 @@ VIEWS: dict[str, tuple[str, tuple[str, ...]]] = {
     "archived_session": ("archive", ("6", "enter")),
     "hostile": ("hostile", ("home",)),
     "split_turn": ("split", ("home", "down")),
+    "help": ("basic", ("question_mark",)),
+    "what_if": ("basic", ("w", "2", "0")),
+    "archive_tab_no_archive": ("basic", ("6",)),
 }
 
 BUILDERS = {

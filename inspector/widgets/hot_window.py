@@ -71,6 +71,15 @@ def columns_for(width: int, index_width: int) -> list[Column]:
             Column("cum", "cum", 8, True),
             Column("link", "pair", 7),
         ]
+    elif width < 80:
+        # Narrow (60×20): the columns dropped by priority, so the preview stays readable.
+        cols = [
+            Column("mark", "", 2),
+            Column("index", "#", index_width, True),
+            Column("type", "type", 12),
+            Column("class", "class", 6),
+            Column("tokens", "tok", 5, True),
+        ]
     else:
         cols = [
             Column("mark", "", 2),
