@@ -352,3 +352,61 @@ def test_duplicate_keys_in_the_config_are_refused(tmp_path: Path) -> None:
     )
     run = run_cli(root, "status", timeout=HANG)
     assert_clean_failure(run, 2, "extraction.yaml", "duplicate key 'hot_window_events'")
+
+
+# --------------------------------------------------------------------------- 8: repair's lock
+
+
+APPEND_ONE = """
+import sys
+from core.store import SessionStore
+store = SessionStore(sys.argv[1], lock_timeout=float(sys.argv[2]))
+store.append_events([{"id": sys.argv[3], "type": "assistant_output", "content": "meanwhile"}])
+"""
+
+
+def append_from_another_process(root: Path, event_id: str) -> subprocess.CompletedProcess[str]:
+    """One append in its own process, waiting at most 2 s for the session lock."""
+    return subprocess.run(
+        [sys.executable, "-c", APPEND_ONE, str(root), "2", event_id],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=60,
+    )
+
+
+def test_repair_reads_and_rebuilds_without_holding_the_session_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The slow part of a repair (reading every chunk file, reading events.jsonl) runs while
+    another process appends: an append made in the middle of it succeeds and is kept."""
+    root = tmp_path / "memory"
+    mm, ids = seeded_root(root)
+    index = root / "session" / "chunks" / "index.yaml"
+    index.write_text("chunks: [unclosed\n", encoding="utf-8")
+    with (root / "session" / "events.jsonl").open("ab") as fh:
+        fh.write(b'{"broken": CORRUPT-MARKER\n')
+    during: list[subprocess.CompletedProcess[str]] = []
+    import core.manager
+    import core.store
+
+    real_entry = core.manager.recovered_entry
+    real_parse = core.store.parse_event_lines
+
+    def entry_then_append(*args: Any, **kwargs: Any) -> Any:
+        if not during:
+            during.append(append_from_another_process(root, "during-rebuild"))
+        return real_entry(*args, **kwargs)
+
+    def parse_then_append(data: bytes, **kwargs: Any) -> Any:
+        if b"CORRUPT-MARKER" in data and len(during) == 1:
+            during.append(append_from_another_process(root, "during-quarantine"))
+        return real_parse(data, **kwargs)
+
+    monkeypatch.setattr(core.manager, "recovered_entry", entry_then_append)
+    monkeypatch.setattr(core.store, "parse_event_lines", parse_then_append)
+    repaired = mm.repair()
+    assert repaired["index_rebuilt"] == 1 and repaired["corrupt_lines_quarantined"] == 1
+    assert [p.returncode for p in during] == [0, 0], [p.stderr[-300:] for p in during]
+    assert_each_once(root, [*ids, "during-rebuild", "during-quarantine"])
