@@ -464,6 +464,11 @@ class InspectorApp(App[int]):
         self._stopping = threading.Event()
         self._last_error: dict[str, str] = {}
         self._file_sizes: dict[str, int | None] = {}
+        self._history_key = ""
+        self._histories: dict[
+            str,
+            tuple[list[tuple[int | None, bool]], tuple[int | None, str | None] | None, int | None],
+        ] = {}
         self._stale: set[str] = set()
         self._watcher: MemoryWatcher | None = None
         self.actions_run: list[str] = []
@@ -1446,6 +1451,18 @@ class InspectorApp(App[int]):
         self.log_activity("back to the active session", "action")
 
     def _switch_manager(self, manager: MemoryManager) -> None:
+        # Each session keeps its own runs sparkline: an archive's figures never join the
+        # active session's, and going back shows the active history as it was.
+        key = self._history_key
+        self._histories[key] = (
+            self.prompt_history,
+            self._last_seen_prompt,
+            self._last_chunk_count,
+        )
+        self._history_key = self.archive_id or ""
+        self.prompt_history, self._last_seen_prompt, self._last_chunk_count = self._histories.get(
+            self._history_key, ([], None, None)
+        )
         self.manager = manager
         self.full_load_ms = None
         self._t0 = time.perf_counter()

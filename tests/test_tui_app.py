@@ -453,6 +453,7 @@ async def test_archive_opens_read_only_and_labelled(tmp_path: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         assert app.query_one(HotWindow).snapshot.length == 5
+        history = list(app.prompt_history)
         await pilot.press("6")
         await settle(app, pilot)
         table = app.query_one("#archive-view").query_one("DataTable")
@@ -472,6 +473,8 @@ async def test_archive_opens_read_only_and_labelled(tmp_path: Path) -> None:
         await settle(app, pilot)
         assert app.archive_id is None and not app.query_one("#archive-banner").display
         assert app.query_one(HotWindow).snapshot.length == 5
+        # The active session's runs sparkline is as it was: nothing of the archive joined it.
+        assert app.prompt_history == history
 
 
 async def test_worker_error_is_reported_not_fatal(basic: Path) -> None:
