@@ -39,11 +39,13 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from core.errors import BadInputError
-from core.events import Event
 from core.tokens import content_text
+
+if TYPE_CHECKING:  # kept out of a cold import (core.recall_index.recall_once)
+    from core.events import Event
 
 Source = Literal["active", "pending"]
 SOURCES: frozenset[str] = frozenset({"active", "pending"})
@@ -63,7 +65,7 @@ than a plain word or a part."""
 WEIGHT_SCALE = 1000
 """Unit weights (0..1) are stored as integers in thousandths."""
 MAX_MATCHED_EVENTS = 20
-PHRASE_WINDOW = 10
+PHRASE_WINDOW = 5
 """Candidates (beyond the limit, at least this many) checked for a verbatim phrase."""
 
 _CJK = (
@@ -555,13 +557,24 @@ def search(parts: Sequence[Part], query: str, limit: int = 5) -> RecallResult:
     return RecallResult.of(hits)
 
 
-def _flat(text: str) -> str:
-    return _SPACES.sub(" ", normalize(text))
+def _fold(text: str) -> str:
+    """Lowercase, and NFKC first when the text is not ASCII (ASCII is its own NFKC)."""
+    return text.lower() if text.isascii() else normalize(text)
+
+
+def _phrase_in(text: str, phrases: Sequence[str], words: Sequence[Sequence[str]]) -> bool:
+    """Whether a folded text holds one of the phrases (blanks collapsed); every word of a
+    phrase is looked for first, so most texts are rejected without a rewrite."""
+    for phrase, parts in zip(phrases, words, strict=True):
+        if all(w in text for w in parts) and _contains_term(_SPACES.sub(" ", text), phrase, False):
+            return True
+    return False
 
 
 def _holds_phrase(doc: RecallDoc, events: Sequence[Event], phrases: Sequence[str]) -> bool:
+    words = [p.split(" ") for p in phrases]
     texts = [doc.summary, *(event_search_text(e) for e in events)]
-    return any(_contains_term(_flat(t), p, False) for t in texts for p in phrases)
+    return any(_phrase_in(_fold(t), phrases, words) for t in texts)
 
 
 def _matched_events(
@@ -573,18 +586,24 @@ def _matched_events(
     if not terms:
         return []
     wanted = set(terms)
+    cjk = {t: _CJK_RUN.fullmatch(t) is not None for t in wanted}
+    words = [p.split(" ") for p in phrases]
     matched: list[tuple[Event, bool]] = []
     any_strong = False
     for event in events:
         text = event_search_text(event)
-        low = normalize(text)
-        if not any(term in low for term in wanted):  # most events: a substring scan says no
+        low = _fold(text)
+        present = [term for term in wanted if term in low]
+        if not present:  # most events: a substring scan says no
             continue
-        shared = wanted.intersection(_terms(unicodedata.normalize("NFKC", text)))
+        shared = {t for t in present if _contains_term(low, t, cjk[t])}
+        if not shared and text.lower() != text:
+            # a CamelCase part sits inside a word: only the text's own terms can tell
+            shared = wanted.intersection(_terms(unicodedata.normalize("NFKC", text)))
         if not shared:
             continue
         is_strong = not strong.isdisjoint(shared) or (
-            bool(phrases) and any(_contains_term(_SPACES.sub(" ", low), p, False) for p in phrases)
+            bool(phrases) and _phrase_in(low, phrases, words)
         )
         any_strong = any_strong or is_strong
         matched.append((event, is_strong))

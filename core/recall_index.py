@@ -37,17 +37,29 @@ import sqlite3
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from core.chunks import ChunkEntry, read_index
-from core.events import Event
 from core.paths import MemoryPaths
-from core.recall import Posting, RecallDoc, analyze_texts, event_search_text
+from core.recall import (
+    Part,
+    Posting,
+    RecallDoc,
+    RecallResult,
+    analyze_texts,
+    event_search_text,
+    search,
+)
+
+if TYPE_CHECKING:  # a cold recall imports neither the store nor the chunk index parser
+    from core.chunks import ChunkEntry
+    from core.events import Event
 
 INDEX_FILE = "recall.sqlite"
 FORMAT = "recall-index-1"
 """Stored in the file; a file of another format is rebuilt (bump it when tokenization or the
 unit weights change)."""
 BUSY_TIMEOUT_MS = 10_000
+EVENTS_CACHED = 64
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);
@@ -66,7 +78,7 @@ CREATE TABLE IF NOT EXISTS post (
 ) WITHOUT ROWID;
 """
 
-ReadEvents = Callable[[MemoryPaths, str], list[Event]]
+ReadEvents = Callable[[MemoryPaths, str], "list[Event]"]
 
 
 class RecallIndexUnavailable(Exception):
@@ -79,8 +91,12 @@ def index_path(paths: MemoryPaths) -> Path:
 
 def _file_key(path: Path) -> str:
     """A chunk file's identity as the index records it ("" when it cannot be read)."""
+    return _file_key_str(str(path))
+
+
+def _file_key_str(path: str) -> str:
     try:
-        st = path.stat()
+        st = os.stat(path)
     except OSError:
         return ""
     return f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
@@ -137,6 +153,7 @@ class PersistentRecallIndex:
         self._inode: int | None = None
         self._ids: dict[int, str] = {}
         self._checked: tuple[object, ...] | None = None
+        self._cache: dict[str, Sequence[Event]] = {}
         self.warnings: list[str] = []
         self.last_sync = SyncReport()
 
@@ -170,6 +187,7 @@ class PersistentRecallIndex:
     def close(self) -> None:
         conn, self._conn = self._conn, None
         self._checked = None
+        self._cache = {}
         self._ids = {}
         if conn is not None:
             with contextlib.suppress(sqlite3.Error):
@@ -276,9 +294,10 @@ class PersistentRecallIndex:
         if self._checked is not None and self._checked[1:] == fingerprint:
             return None
         assert self._conn is not None
-        keys = dict(self._conn.execute("SELECT chunk_id, file_key FROM chunks").fetchall())
-        for cid, key in keys.items():
-            if _file_key(self.paths.chunk_file(cid)) != key:
+        keys = self._conn.execute("SELECT chunk_id, file_key FROM chunks").fetchall()
+        folder = str(self.paths.chunks_dir)
+        for cid, key in keys:  # ids were validated when they were indexed
+            if _file_key_str(f"{folder}/{cid}.jsonl") != key:
                 return f"{cid} changed"
         meta = dict(self._conn.execute("SELECT k, v FROM meta").fetchall())
         self._checked = ((meta.get("generation"), meta.get("count")), *fingerprint)
@@ -293,6 +312,8 @@ class PersistentRecallIndex:
         try:
             meta = dict(conn.execute("SELECT k, v FROM meta").fetchall())
             index_key = json.dumps(_stat_tuple(self.paths.index))
+            from core.chunks import read_index
+
             entries = read_index(self.paths).entries if self.paths.index.exists() else []
             stored = {
                 cid: (summary, key)
@@ -340,6 +361,8 @@ class PersistentRecallIndex:
                 conn.execute("ROLLBACK")
             raise
         self._checked = None
+        if rebuild:
+            self._cache.clear()
         self.last_sync = SyncReport(added, rebuild, "" if not rebuild else "chunks changed")
 
     def _insert(self, conn: sqlite3.Connection, no: int, entry: ChunkEntry) -> None:
@@ -380,8 +403,18 @@ class PersistentRecallIndex:
         cid, summary = conn.execute(
             "SELECT chunk_id, summary FROM chunks WHERE no = ?", (key,)
         ).fetchone()
-        paths, read = self.paths, self._read_events
-        return RecallDoc(cid, "active", summary, (), load=lambda: read(paths, cid))
+        return RecallDoc(cid, "active", summary, (), load=lambda: self._events(cid))
+
+    def _events(self, chunk_id: str) -> Sequence[Event]:
+        """A chunk's events, the last EVENTS_CACHED chunks kept (chunk files are written once;
+        a changed one makes the index stale, and a rebuild clears this)."""
+        cached = self._cache.pop(chunk_id, None)
+        if cached is None:
+            cached = self._read_events(self.paths, chunk_id)
+        self._cache[chunk_id] = cached
+        while len(self._cache) > EVENTS_CACHED:
+            del self._cache[next(iter(self._cache))]
+        return cached
 
     def chunk_ids(self) -> list[str]:
         return [self._ids[no] for no in sorted(self._ids)]
@@ -392,3 +425,88 @@ class PersistentRecallIndex:
             with contextlib.suppress(OSError):
                 total += os.stat(f"{self.path}{suffix}").st_size
         return total
+
+
+# -- a cold recall -------------------------------------------------------------------------
+
+
+def read_chunk_file(paths: MemoryPaths, chunk_id: str) -> list[Event]:
+    """A chunk's events as `core.chunks.read_chunk_events` gives them, without importing the
+    store: a clean file (every line a JSON object with a type or role, string fields strings,
+    a final newline) is parsed here; anything else goes to the canonical reader. A missing or
+    unreadable file gives no events (the summary is still searchable)."""
+    path = f"{paths.chunks_dir}/{chunk_id}.jsonl"
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return []
+    try:
+        with os.fdopen(fd, "rb") as f:
+            data = f.read()
+    except OSError:
+        return []
+    events: list[Event] = []
+    clean = not data or data.endswith(b"\n")
+    if clean:
+        for raw in data.split(b"\n"):
+            if not raw.strip():
+                continue
+            try:
+                obj = json.loads(raw)
+            except ValueError:
+                clean = False
+                break
+            if not _plain_event(obj):
+                clean = False
+                break
+            events.append(obj)
+    if clean:
+        return events
+    from core.chunks import read_chunk_events
+    from core.errors import StoreError
+
+    try:
+        return read_chunk_events(paths, chunk_id)[0]
+    except StoreError:
+        return []
+
+
+def _plain_event(obj: Any) -> bool:
+    """An object `core.events.validate_event` accepts as it is."""
+    if not isinstance(obj, dict) or not (obj.get("type") or obj.get("role")):
+        return False
+    for key in ("id", "type", "role", "ts", "name", "tool_call_id", "run_id"):
+        value = obj.get(key)
+        if value is not None and not isinstance(value, str):
+            return False
+    if obj.get("id") == "":
+        return False
+    meta = obj.get("meta")
+    return meta is None or isinstance(meta, dict)
+
+
+def recall_once(memory_dir: Path | str, query: str, limit: int = 5) -> RecallResult | None:
+    """A recall from a fresh process (an agent's recall tool): the active session's chunks
+    through recall.sqlite, importing neither the manager nor the store. None when this path
+    cannot give the manager's exact answer (pending evidence to consider, no index file yet, or
+    the index is unusable): then use `MemoryManager.recall`, which handles every case."""
+    paths = MemoryPaths(memory_dir)
+    try:
+        if any(os.scandir(paths.pending_dir)):
+            return None
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return None
+    if not paths.index.exists():
+        return None
+    store = PersistentRecallIndex(paths, read_chunk_file)
+    try:
+        with store.reading():
+            if store.warnings:
+                return None
+            return search([Part(store)], query, limit)
+    except RecallIndexUnavailable:
+        return None
+    finally:
+        store.close()
