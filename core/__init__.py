@@ -4,25 +4,72 @@ Comments in this package cite "contract §N" and "design: <section>"; docs/DESIG
 section map) says where each is described, docs/FORMATS.md holds the file formats.
 """
 
-from core.config import CompactionConfig, LoadedConfig, SummarizerConfig, load_config
-from core.errors import (
-    BadInputError,
-    ChunkIdError,
-    ConfigError,
-    EventError,
-    IndexCorruptError,
-    LockTimeoutError,
-    SessionMemoryError,
-    StoreError,
-)
-from core.events import CutClass, Event, cut_class, event_to_message, events_to_messages
-from core.maintenance import PassResult
-from core.manager import MemoryManager
-from core.planner import CompactionPlan, plan_compaction
-from core.rotation import RotationResult
-from core.scrub import strip_screenshot_data
-from core.tokens import estimate_event_tokens, estimate_tokens
-from core.trigger import TriggerDecision, should_compress
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from core.config import CompactionConfig, LoadedConfig, SummarizerConfig, load_config
+    from core.errors import (
+        BadInputError,
+        ChunkIdError,
+        ConfigError,
+        EventError,
+        IndexCorruptError,
+        LockTimeoutError,
+        SessionMemoryError,
+        StoreError,
+    )
+    from core.events import CutClass, Event, cut_class, event_to_message, events_to_messages
+    from core.maintenance import PassResult
+    from core.manager import MemoryManager
+    from core.planner import CompactionPlan, plan_compaction
+    from core.rotation import RotationResult
+    from core.scrub import strip_screenshot_data
+    from core.tokens import estimate_event_tokens, estimate_tokens
+    from core.trigger import TriggerDecision, should_compress
+
+_LAZY = {
+    "CompactionConfig": "core.config",
+    "LoadedConfig": "core.config",
+    "SummarizerConfig": "core.config",
+    "load_config": "core.config",
+    "BadInputError": "core.errors",
+    "ChunkIdError": "core.errors",
+    "ConfigError": "core.errors",
+    "EventError": "core.errors",
+    "IndexCorruptError": "core.errors",
+    "LockTimeoutError": "core.errors",
+    "SessionMemoryError": "core.errors",
+    "StoreError": "core.errors",
+    "CutClass": "core.events",
+    "Event": "core.events",
+    "cut_class": "core.events",
+    "event_to_message": "core.events",
+    "events_to_messages": "core.events",
+    "PassResult": "core.maintenance",
+    "MemoryManager": "core.manager",
+    "CompactionPlan": "core.planner",
+    "plan_compaction": "core.planner",
+    "RotationResult": "core.rotation",
+    "strip_screenshot_data": "core.scrub",
+    "estimate_event_tokens": "core.tokens",
+    "estimate_tokens": "core.tokens",
+    "TriggerDecision": "core.trigger",
+    "should_compress": "core.trigger",
+}
+"""Names imported on first use (PEP 562): `import core.recall_index` in a fresh process (an
+agent's recall tool) must not pay for the manager, the store and the summarizers."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'core' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "BadInputError",
