@@ -261,3 +261,37 @@ def test_recall_during_passes_of_another_process(tmp_path: Path) -> None:
     assert child.returncode == 0, err
     assert reader.recall_warnings == []
     assert_same_as_in_memory(root)
+
+
+def test_recall_once_gives_the_managers_answer_without_importing_it(tmp_path: Path) -> None:
+    """The cold path of an agent's recall tool: same answers, no store or manager imported;
+    it steps aside (None) when pending evidence or a missing index needs the manager."""
+    from core.recall_index import recall_once
+
+    root = compacted_root(tmp_path)
+    for q in QUERIES:
+        got = recall_once(root, q, 10)
+        assert got == MemoryManager(root, config(), read_only=True).recall(q, limit=10), q
+    code = (
+        "import sys, json; sys.path.insert(0, sys.argv[1])\n"
+        "from core.recall_index import recall_once\n"
+        "r = recall_once(sys.argv[2], 'module_4.py')\n"
+        "print(json.dumps([r.results[0].chunk_id, sorted(m for m in sys.modules "
+        "if m in ('core.store', 'core.manager', 'core.chunks', 'core.maintenance'))]))"
+    )
+    repo = str(Path(__file__).resolve().parent.parent)
+    proc = subprocess.run(
+        [sys.executable, "-c", code, repo, str(root)], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    top, heavy = json.loads(proc.stdout)
+    assert (
+        top
+        == MemoryManager(root, config(), read_only=True).recall("module_4.py").results[0].chunk_id
+    )
+    assert heavy == []
+    pending = root / "session" / "chunks" / "pending"
+    pending.mkdir(exist_ok=True)
+    (pending / "p-1.jsonl").write_text("")
+    assert recall_once(root, "camera") is None
+    assert recall_once(tmp_path / "nothing", "camera") is None
