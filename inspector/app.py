@@ -359,7 +359,7 @@ def _footer_width(widget: Widget) -> int:
     """Cells a compact FooterKey takes: key, a blank, its description, a blank."""
     key = str(getattr(widget, "key_display", "") or "")
     description = str(getattr(widget, "description", "") or "")
-    return cell_len(key) + cell_len(description) + 3
+    return cell_len(key) + cell_len(description) + 2
 
 
 class InspectorFooter(Footer):
@@ -376,7 +376,7 @@ class InspectorFooter(Footer):
         ]
         # Drop keys by priority until the rest fit beside each other: never two keys drawn
         # over one another (every key stays in ? and the palette).
-        budget = max(20, self.app.size.width - 2)
+        budget = max(20, self.app.size.width)
         while sum(_footer_width(w) for w in widgets) > budget:
             actions = [getattr(w, "action", None) for w in widgets]
             drop = next((a for a in FOOTER_DROP_ORDER if a in actions), None)

@@ -100,8 +100,8 @@ class ArchiveView(Vertical):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("o", "open", "Open", id="archive.open"),
-        Binding("t", "sort", "Sort", id="archive.sort"),
-        Binding("f,ctrl+f", "focus_filter", "Filter", id="archive.filter"),
+        Binding("t", "sort", "Sort", show=False, id="archive.sort"),
+        Binding("f,ctrl+f", "focus_filter", "Filter", show=False, id="archive.filter"),
     ]
 
     class OpenArchive(Message):
@@ -139,7 +139,7 @@ class ArchiveView(Vertical):
         yield Static(
             Text(
                 "Closed sessions: logs only, never loaded into prompts, compacted or recalled. "
-                "enter / o: open read-only"
+                "enter / o: open read-only · f: filter · t: sort"
             ),
             id="archive-note",
         )
