@@ -51,31 +51,45 @@ class ModelWindows(Mapping[str, int]):
 
 # key -> (kind, lower bound, lower bound inclusive, upper bound or None)
 _Spec = tuple[Literal["int", "number"], float, bool, float | None]
+_MAX_COUNT = 10**12
+"""Upper bound of every count and token figure: far above any real value, and low enough
+that arithmetic on it never overflows a float (a 400-digit figure did)."""
+_MAX_SECONDS = 86_400.0
+"""Upper bound of the waits: a day (1e300 seconds overflowed the lock's deadline)."""
 _TOP_SPECS: dict[str, _Spec] = {
-    "context_window": ("int", 1, True, None),
-    "reserve_tokens": ("int", 0, True, None),
+    "context_window": ("int", 1, True, _MAX_COUNT),
+    "reserve_tokens": ("int", 0, True, _MAX_COUNT),
     "compress_at_percent": ("number", 0, False, 100),
-    "count_compress_after_events": ("int", 1, True, None),
-    "keep_recent_tokens": ("int", 1, True, None),
-    "hot_window_events": ("int", 1, True, None),
-    "summary_max_chunks": ("int", 1, True, None),
-    "max_rolling_summary_lines": ("int", 2, True, None),
-    "lock_timeout_seconds": ("number", 0, False, None),
+    "count_compress_after_events": ("int", 1, True, _MAX_COUNT),
+    "keep_recent_tokens": ("int", 1, True, _MAX_COUNT),
+    "hot_window_events": ("int", 1, True, _MAX_COUNT),
+    "summary_max_chunks": ("int", 1, True, _MAX_COUNT),
+    "max_rolling_summary_lines": ("int", 2, True, _MAX_COUNT),
+    "lock_timeout_seconds": ("number", 0, False, _MAX_SECONDS),
+    "fsync_interval_ms": ("int", 1, True, 60_000),
 }
 _SUMMARIZER_SPECS: dict[str, _Spec] = {
-    "timeout_seconds": ("number", 0, False, None),
-    "max_summary_tokens": ("int", 1, True, None),
+    "timeout_seconds": ("number", 0, False, _MAX_SECONDS),
+    "max_summary_tokens": ("int", 1, True, _MAX_COUNT),
 }
+DURABILITY = ("run", "always", "relaxed")
+"""`durability:` values (see docs/RELIABILITY.md): when appends reach the disk."""
 _SUMMARIZER_STR_KEYS = ("base_url", "model", "api_key_env")
 _SUMMARIZER_KEYS = ("backend", *_SUMMARIZER_STR_KEYS, *_SUMMARIZER_SPECS)
-_BOUNDARY_SPECS: dict[str, _Spec] = {"idle_gap_minutes": ("number", 0, True, None)}
-_TOP_KEYS = (*_TOP_SPECS, "models", "summarizer", "session_boundary")
+_BOUNDARY_SPECS: dict[str, _Spec] = {"idle_gap_minutes": ("number", 0, True, 1e9)}
+_TOP_KEYS = (*_TOP_SPECS, "durability", "models", "summarizer", "session_boundary")
 
 
-def _expected(spec: _Spec) -> str:
+def _expected(spec: _Spec, value: object = None) -> str:
+    """What a key takes. A sanity cap (_MAX_COUNT, _MAX_SECONDS) is named only to a value
+    above it: it is not a limit anyone meets otherwise."""
     kind, low, inclusive, high = spec
     noun = "an integer" if kind == "int" else "a number"
     low_text = f"{'≥' if inclusive else '>'} {low:g}"
+    if high in (_MAX_COUNT, _MAX_SECONDS) and not (
+        isinstance(value, int | float) and not isinstance(value, bool) and value > high
+    ):
+        high = None
     return f"{noun} {low_text}" + (f" and ≤ {high:g}" if high is not None else "")
 
 
@@ -143,7 +157,8 @@ def _check_summarizer(values: Mapping[str, Any], source: str, prefix: str) -> No
     for key, spec in _SUMMARIZER_SPECS.items():
         if not _fits(values[key], spec):
             raise ConfigError(
-                f"{source}: {prefix}{key} must be {_expected(spec)}, got {_found(values[key])}"
+                f"{source}: {prefix}{key} must be {_expected(spec, values[key])}, "
+                f"got {_found(values[key])}"
             )
     if backend == "openai":
         for key in ("base_url", "model"):
@@ -174,16 +189,26 @@ class CompactionConfig:
     models: Mapping[str, int] = field(default_factory=ModelWindows)
     summarizer: SummarizerConfig = field(default_factory=SummarizerConfig)
     idle_gap_minutes: float = 0.0
+    durability: Literal["run", "always", "relaxed"] = "run"
+    """`run`: appends reach the disk by the end of a CLI append, at `commit_run` and within
+    `fsync_interval_ms`; `always`: before each append returns; `relaxed`: when the OS writes
+    them (a power cut may lose the last ones). See docs/RELIABILITY.md."""
+    fsync_interval_ms: int = 1000
 
     def __post_init__(self) -> None:
         """Same checks as the file gets, so a what-if `replace()` cannot build a broken config."""
+        if self.durability not in DURABILITY:
+            raise ConfigError(
+                f"CompactionConfig: durability must be one of {', '.join(DURABILITY)}, "
+                f"got {_found(self.durability)}"
+            )
         if not isinstance(self.models, ModelWindows):
             object.__setattr__(self, "models", ModelWindows(self.models))
         for key, spec in (*_TOP_SPECS.items(), *_BOUNDARY_SPECS.items()):
             value = getattr(self, key)
             if not _fits(value, spec):
                 raise ConfigError(
-                    f"CompactionConfig: {key} must be {_expected(spec)}, got {_found(value)}"
+                    f"CompactionConfig: {key} must be {_expected(spec, value)}, got {_found(value)}"
                 )
         for name, window in self.models.items():
             if not _fits(window, _TOP_SPECS["context_window"]):
@@ -248,7 +273,7 @@ class _Parser:
     def scalar(self, data: dict[str, Any], key: str, prefix: str, spec: _Spec) -> Any:
         value = data[key]
         if not _fits(value, spec):
-            raise self.error(f"{prefix}.{key}", _expected(spec), value)
+            raise self.error(f"{prefix}.{key}", _expected(spec, value), value)
         return float(value) if spec[0] == "number" else value
 
     def models(self, value: object) -> ModelWindows:
@@ -294,6 +319,14 @@ class _Parser:
         for name, spec in _TOP_SPECS.items():
             if name in section:
                 kwargs[name] = self.scalar(section, name, SECTION, spec)
+        if "durability" in section:
+            if section["durability"] not in DURABILITY:
+                raise self.error(
+                    f"{SECTION}.durability",
+                    f"one of {', '.join(DURABILITY)}",
+                    section["durability"],
+                )
+            kwargs["durability"] = section["durability"]
         kwargs["models"] = self.models(section.get("models"))
         kwargs["summarizer"] = self.summarizer(section.get("summarizer"))
         boundary_key = f"{SECTION}.session_boundary"

@@ -118,6 +118,10 @@ def _global_options(suppress: bool) -> _Parser:
     return parent
 
 
+_MAX_FIGURE = 10**12
+"""Largest count or token figure an option takes (as core.config's _MAX_COUNT)."""
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -125,6 +129,11 @@ def _positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected an integer ≥ 0, got {value}")
+    if value > _MAX_FIGURE:
+        # A figure that large is a typo, and stored it would overflow every later estimate.
+        raise argparse.ArgumentTypeError(
+            f"expected an integer ≤ {_MAX_FIGURE:,}, got one of {len(str(value))} digits"
+        )
     return value
 
 
@@ -421,14 +430,26 @@ class Context:
         sys.stdout.flush()
 
 
-_TERMINAL_CONTROLS = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_TERMINAL_CONTROLS = re.compile(
+    "[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+    "\u200b\u180e\u2060-\u2064\ufeff\U000e0000-\U000e007f\ud800-\udfff]"
+)
 
 
 def _escape_terminal_controls(text: str) -> str:
     """C1 controls and bidi overrides as \\uXXXX escapes: still the same JSON value, but
     nothing that a terminal would act on when the document is printed (json.dumps already
     escapes C0 controls)."""
-    return _TERMINAL_CONTROLS.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+    return _TERMINAL_CONTROLS.sub(_json_escape, text)
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    """`\\uXXXX`, as a UTF-16 surrogate pair beyond the BMP (tag characters)."""
+    code = ord(match.group(0))
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
 def _json_default(value: object) -> Any:

@@ -2,8 +2,9 @@
 
 Event text, ids, file names, summaries and error messages come from files anyone can write.
 They are never parsed as Rich/Textual markup (only ever wrapped in `Text`/`Content`), and
-control characters — ANSI/OSC escapes, bidi overrides, NUL, DEL — are replaced by visible
-stand-ins so nothing raw reaches the terminal.
+control characters — ANSI/OSC escapes, bidi overrides, NUL, DEL, zero-width and tag
+characters, lone surrogates — are replaced by visible stand-ins so nothing raw reaches the
+terminal.
 """
 
 from __future__ import annotations
@@ -15,7 +16,11 @@ from rich.style import Style
 from rich.text import Text
 
 _CONTROL = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]"
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff"
+    # invisible: zero-width space, Mongolian vowel separator, word joiner and the invisible
+    # operators, the tag characters (which can hide a whole message), and lone surrogates
+    # (which a terminal's UTF-8 cannot even encode)
+    "\u200b\u180e\u2060-\u2064\U000e0000-\U000e007f\ud800-\udfff]"
 )
 
 

@@ -410,3 +410,59 @@ def test_repair_reads_and_rebuilds_without_holding_the_session_lock(
     assert repaired["index_rebuilt"] == 1 and repaired["corrupt_lines_quarantined"] == 1
     assert [p.returncode for p in during] == [0, 0], [p.stderr[-300:] for p in during]
     assert_each_once(root, [*ids, "during-rebuild", "during-quarantine"])
+
+
+# --------------------------------------------------------------------------- 9: clear errors
+
+
+def test_a_400_digit_prompt_size_is_refused_and_status_keeps_working(tmp_path: Path) -> None:
+    root = tmp_path / "memory"
+    mm, _ids = seeded_root(root)
+    mm.close()
+    run = run_cli(root, "append", "--prompt-tokens", "9" * 400, timeout=HANG)
+    assert_clean_failure(run, 2, "--prompt-tokens")
+    for command in ("status", "plan", "compact"):
+        assert run_cli(root, command, timeout=HANG).returncode == 0, command
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("lock_timeout_seconds", "1.0e+300"), ("hot_window_events", "9" * 400)],
+)
+def test_an_absurd_config_number_is_bad_input_naming_the_key(
+    tmp_path: Path, key: str, value: str
+) -> None:
+    root = tmp_path / "memory"
+    mm, _ids = seeded_root(root)
+    mm.close()
+    config = root.parent / "config" / "memory" / "extraction.yaml"
+    config.write_text(f"session_compaction:\n  {key}: {value}\n", encoding="utf-8")
+    for command in ("status", "append --type user_input --text x"):
+        run = run_cli(root, *command.split(), timeout=HANG)
+        assert_clean_failure(run, 2, f"session_compaction.{key}")
+
+
+HIDDEN = "zero\u200bwidth \U000e0041\U000e0042 tags \u2060 joiner"
+
+
+@pytest.mark.parametrize("command", ["status", "plan", "prompt --system s --task t"])
+def test_lone_surrogates_and_invisible_characters_are_shown_not_sent_raw(
+    tmp_path: Path, command: str
+) -> None:
+    """A lone surrogate used to fail human output half way (UnicodeEncodeError); zero-width
+    and tag characters reached the terminal raw. All are shown as <U+XXXX> stand-ins."""
+    root = tmp_path / "memory"
+    mm, _ids = seeded_root(root)
+    mm.close()
+    line = json.dumps({"type": "user_input", "content": f"lone \ud800 surrogate {HIDDEN}"})
+    assert run_cli(root, "append", "-", stdin=line + "\n", timeout=HANG).returncode == 0
+    run = run_cli(root, *command.split(), timeout=HANG)
+    assert run.returncode == 0, run.stderr
+    out = run.stdout
+    for raw in ("\u200b", "\U000e0041", "\u2060"):
+        assert raw not in out
+    if command != "status":
+        assert "<U+D800>" in out and "<U+200B>" in out and "<U+E0041>" in out
+    js = run_cli(root, *command.split(), "--json", timeout=HANG)
+    assert js.returncode == 0, js.stderr
+    assert "\u200b" not in js.stdout and "\U000e0041" not in js.stdout
