@@ -65,6 +65,8 @@ RAW_LIMIT = 2_000_000
 RAW_LINE_LIMIT = 20_000
 SPLIT_MARKER = "Turn Context (split turn):"
 DEFAULT_WIDTH = 78
+FIRST_SCREEN_CHARS = 40_000
+"""A file longer than this is shown in two steps: its first screens at once, then all of it."""
 
 FileName = Literal["summary", "archive"]
 
@@ -265,8 +267,10 @@ class SummaryView(Vertical):
             rows: list[Row],
             width: int,
             facts: dict[str, FileFacts],
+            partial: bool = False,
         ) -> None:
             super().__init__()
+            self.partial = partial
             self.generation = generation
             self.lines = lines
             self.rows = rows
@@ -345,6 +349,7 @@ class SummaryView(Vertical):
             self.raw,
             width,
             (self._summary_md, self._archive_md) if facts or not self._facts_ready else None,
+            self.document.scroll_y < 40,
         )
         return AwaitComplete(future)
 
@@ -357,7 +362,16 @@ class SummaryView(Vertical):
         raw: bool,
         width: int,
         both: tuple[str | None, str | None] | None,
+        at_top: bool = True,
     ) -> None:
+        if text is not None and len(text) > FIRST_SCREEN_CHARS and at_top:
+            # A long file: its first screens go out first, the whole text follows.
+            head = text[: text.rfind("\n", 0, FIRST_SCREEN_CHARS) + 1 or FIRST_SCREEN_CHARS]
+            first = document_lines(file, head, raw)
+            first_rows = prepare(first, width)
+            if get_current_worker().is_cancelled:
+                return
+            self.post_message(self._Prepared(generation, first, first_rows, width, {}, True))
         lines = document_lines(file, text, raw)
         rows = prepare(lines, width)
         if get_current_worker().is_cancelled:
@@ -381,6 +395,9 @@ class SummaryView(Vertical):
             self.rolling_line_count = summary.rolling_lines if summary else None
             self._update_status()
             self._resolve(message.generation)
+            return
+        if message.partial:  # the first screens of a long file; the whole text follows
+            self.document.set_lines(message.lines, message.rows, message.width)
             return
         self.renders += 1
         self.document.set_lines(message.lines, message.rows, message.width)
