@@ -593,7 +593,7 @@ class ExtractiveSummarizer:
         last_call = _last_tool_line(events)
         if last_call:
             doc.add(suffix, f"Last tool call: {last_call}", 86)
-        if runs and runs[-1].error:
+        if runs and runs[-1].error and runs[-1].error not in last_call:
             doc.add(suffix, f"{ERROR_LABEL} {runs[-1].error}", 84)
         in_text = " ".join(it.text for it in doc.items)
         idents = [i for i in said_and_used_identifiers(events, limit=40) if i not in in_text]

@@ -362,10 +362,11 @@ def test_turn_prefix_kind() -> None:
     assert "- ran: pytest -q tests/test_main.py" in progress
     assert any(line.startswith("- outcome: The test fails because") for line in progress)
     suffix = section(text, "Context for the retained suffix:")
-    assert suffix[0].startswith("- Last tool call: run_tests(cmd=pytest -q tests/test_main.py)")
-    assert "- error: FileNotFoundError: [Errno 2] No such file or directory: 'data/input.csv'" in (
-        suffix
+    assert suffix[0] == (
+        "- Last tool call: run_tests(cmd=pytest -q tests/test_main.py) → error: "
+        "FileNotFoundError: [Errno 2] No such file or directory: 'data/input.csv'"
     )
+    assert not any(line.startswith("- error:") for line in suffix), "said once"
     pending = EX.summarize([*EVENTS[:2]], kind="turn_prefix")
     assert "- Awaiting the result of read_file(path=src/app/main.py)" in pending
 
