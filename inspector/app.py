@@ -15,6 +15,7 @@ the exit status. Structure:
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import threading
@@ -42,6 +43,7 @@ from core.maintenance import PassResult
 from core.manager import MemoryManager
 from core.trigger import PromptSize, TriggerDecision, should_compress
 from inspector.commands import InspectorCommands
+from inspector.daemon_executor import DaemonExecutor
 from inspector.model import (
     CutPreview,
     HotWindowModel,
@@ -410,6 +412,7 @@ class InspectorApp(App[int]):
         Binding("question_mark", "help", "Help", id="help"),
         Binding("q", "quit", "Quit", id="quit"),
         Binding("ctrl+q", "quit", "Quit", show=False, priority=True, id="quit.ctrl"),
+        Binding("ctrl+c", "quit", "Quit", show=False, priority=True, id="quit.ctrl_c"),
         Binding("escape", "escape", "Back", show=False, id="escape"),
         Binding("tab", "next_tab", "Next tab", show=False, priority=True, id="tab.next"),
         Binding("shift+tab", "prev_tab", "Prev tab", show=False, priority=True, id="tab.prev"),
@@ -517,6 +520,8 @@ class InspectorApp(App[int]):
 
     def on_mount(self) -> None:
         self._t0_mount = time.perf_counter()
+        # Workers on daemon threads: `q` must quit whatever a worker is stuck on.
+        asyncio.get_running_loop().set_default_executor(DaemonExecutor())
         self.query_one("#archive-banner").display = False
         self.query_one("#plan", PlanPanel).display = False
         self.query_one(HotWindow).focus()
@@ -562,8 +567,8 @@ class InspectorApp(App[int]):
         del self._handed_over[:-64]
         focused._forward_event(again)
 
-    def on_resize(self) -> None:
-        self._update_size_class()
+    def on_resize(self, event: events.Resize) -> None:
+        self._update_size_class(event.size.width)
 
     def footer_hidden(self) -> frozenset[str]:
         """Footer keys left out: the hot window's own keys on other tabs, and the least used
@@ -580,13 +585,13 @@ class InspectorApp(App[int]):
         with contextlib.suppress(NoMatches):
             self.query_one(InspectorFooter).refresh(recompose=True)
 
-    def _update_size_class(self) -> None:
-        self.screen_stack[0].set_class(self.size.width < 160, "-narrow")
-        self._update_tab_labels()
+    def _update_size_class(self, width: int | None = None) -> None:
+        width = self.size.width if width is None else width
+        self.screen_stack[0].set_class(width < 160, "-narrow")
+        self._update_tab_labels(width)
         self._refresh_footer()
 
-    def _update_tab_labels(self) -> None:
-        width = self.size.width
+    def _update_tab_labels(self, width: int) -> None:
         labels = (
             dict(TABS) if width >= 110 else TAB_LABELS_NARROW if width >= 80 else TAB_LABELS_TINY
         )

@@ -103,3 +103,42 @@ def test_inspector_in_tmux_sees_other_processes_and_quits_cleanly(
     while not status_file.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert status_file.read_text().strip() == "0"
+
+
+def test_summary_tab_follows_passes_and_help_and_narrow_screen_in_tmux(
+    tmux: Tmux, tmp_path: Path
+) -> None:
+    """Issue 13 in a real terminal: with the Summary tab open, a pass by another process
+    reaches the header and the tab at once; ? explains, esc closes; at 60×20 all tabs show."""
+    root = build_basic(tmp_path / "m")
+    status_file = tmp_path / "exit-status"
+    app_cmd = (
+        f"cd {shlex.quote(str(REPO))} && "
+        f"env -u COLUMNS -u LINES {shlex.quote(sys.executable)} -m inspector "
+        f"--memory-dir {shlex.quote(str(root))} tui; "
+        f"echo $? > {shlex.quote(str(status_file))}"
+    )
+    env_args = ["-e", "TERM=xterm-256color"] if os.environ.get("TERM") is None else []
+    tmux.run("new-session", "-d", "-s", "inspector", "-x", "80", "-y", "24", *env_args, app_cmd)
+    tmux.wait_for(lambda s: "chunks 1" in s)
+    tmux.run("send-keys", "-t", "inspector", "3")
+    tmux.wait_for(lambda s: "Rolling Summary" in s and "bound" in s and "chunk_0001" in s)
+
+    cli_ok(root, "compact", "--force")
+    started = time.monotonic()
+    tmux.wait_for(lambda s: "chunks 2" in s and "chunk_0002" in s)
+    assert time.monotonic() - started < 5  # it froze for 8–18 s before
+
+    tmux.run("send-keys", "-t", "inspector", "?")
+    tmux.wait_for(lambda s: "marks and keys" in s)
+    tmux.run("send-keys", "-t", "inspector", "Escape")
+    tmux.wait_for(lambda s: "marks and keys" not in s and "Rolling Summary" in s)
+
+    tmux.run("resize-window", "-t", "inspector", "-x", "60", "-y", "20")
+    tmux.wait_for(lambda s: "1 Hot" in s and "7 Act" in s)
+
+    tmux.run("send-keys", "-t", "inspector", "C-q")
+    deadline = time.monotonic() + 20
+    while not status_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert status_file.read_text().strip() == "0"
