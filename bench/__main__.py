@@ -32,7 +32,16 @@ GROUPS: dict[str, tuple[str, ...]] = {
         "pass_growth_100k_over_10k",
     ),
     "locking": ("append_p99_ms_during_pass", "append_p99_ratio_vs_locked", "lock_hold_p99_ms_10k"),
-    "recall": ("recall_p50_ms_1k_chunks",),
+    "recall": (
+        "recall_p50_ms_1k_chunks",
+        "recall_hit1",
+        "recall_hit5",
+        "recall_cold_ms_1k_chunks",
+        "recall_cold_ms_10k_chunks",
+        "recall_p50_ms_10k_chunks",
+        "recall_index_share_of_pass",
+        "recall_index_size_ratio",
+    ),
     "tui": (
         "tui_first_paint_s_100k",
         "tui_append_to_screen_ms_p95",

@@ -54,6 +54,19 @@ TARGETS: tuple[Target, ...] = (
     Target(
         "recall_p50_ms_1k_chunks", "recall query, 1,000 chunks / 100k events, warm", "ms", "<=", 50
     ),
+    Target("recall_hit1", "recall: the one chunk first (quality corpus)", "", ">=", 0.95),
+    Target("recall_hit5", "recall: the one chunk in the first five", "", ">=", 0.99),
+    Target("recall_cold_ms_1k_chunks", "recall in a fresh process, 1,000 chunks", "ms", "<=", 50),
+    Target(
+        "recall_cold_ms_10k_chunks", "recall in a fresh process, 10,000 chunks", "ms", "<=", 200
+    ),
+    Target(
+        "recall_p50_ms_10k_chunks", "recall query, 10,000 chunks / 1M events, warm", "ms", "<=", 10
+    ),
+    Target(
+        "recall_index_share_of_pass", "recall.sqlite update / the pass's own time", "", "<=", 0.2
+    ),
+    Target("recall_index_size_ratio", "recall.sqlite size / chunk files' size", "", "<=", 1),
     Target(
         "tui_first_paint_s_100k", "TUI start → first frame with the newest of 100k", "s", "<=", 1.5
     ),
