@@ -53,7 +53,6 @@ from core.runs import (
     READ_LABEL,
     REQUEST_LABEL,
     ROOT_REQUEST_PLACEHOLDER,
-    SPLIT_TURN_MARKER,
     TOOLS_LABEL,
     Run,
     call_arguments,
@@ -64,6 +63,7 @@ from core.runs import (
     said_and_used_identifiers,
     split_runs,
 )
+from core.runs import SPLIT_TURN_MARKER as SPLIT_TURN_MARKER
 from core.tokens import compact_json, estimate_tokens
 
 log = logging.getLogger(__name__)

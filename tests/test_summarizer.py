@@ -250,7 +250,7 @@ def test_synthetic_split_turn_event_is_carried_once_flattened() -> None:
     synthetic: Event = {"type": "system_event", "role": "system", "content": prefix, "meta": meta}
     tail = coding_run(4)[1:5]
     for kind in ("history", "turn_prefix"):
-        text = EX.summarize([synthetic, *tail], kind=kind)  # type: ignore[arg-type]
+        text = EX.summarize([synthetic, *tail], kind=kind)
         assert "Task 3: refactor module_3" in text
         assert text.count("Original request:") == (1 if kind == "turn_prefix" else 0)
         assert "system_event" not in text and "(system)" not in text
@@ -342,7 +342,7 @@ def test_focus_ranks_lines_and_is_never_written() -> None:
     assert "Focus" not in focused and "what happened" not in focused
     assert estimate_tokens(focused) <= 60
     for kind in ("history", "turn_prefix"):
-        text = EX.summarize(events, kind=kind, focus="keep file paths")  # type: ignore[arg-type]
+        text = EX.summarize(events, kind=kind, focus="keep file paths")
         assert "keep file paths" not in text and "Focus:" not in text
 
 
