@@ -115,7 +115,10 @@ def render_entry(chunk_id: str, summary: str) -> str:
 ROLLING_LINE_TOKENS = 80
 """The most estimated tokens one Rolling Summary line takes."""
 ROLLING_REQUEST_CHARS = 80
-"""A request is shortened to this many characters in a Rolling Summary line."""
+"""A request is shortened to this many characters in a Rolling Summary line..."""
+ROLLING_REQUEST_TOKENS = 44
+"""...and to this many estimated tokens (a CJK request keeps its first 40 characters and leaves
+room for the run's paths)."""
 ENTRY_HEADER_TOKENS = 16
 """What an entry's `- **<chunk_id>**` line may take before the summary body is cut for it."""
 PAGE_TOKENS = 24
@@ -196,7 +199,8 @@ class RunLine:
         (shortened) first, then as many whole paths as fit, then the outcome in what is left."""
         ids = self.chunk_ids
         label = f"[{ids[0]}]" if len(ids) == 1 else f"[{ids[0]}–{ids[-1]}]"
-        line = f"{label} {shorten(self.request, ROLLING_REQUEST_CHARS)}"
+        request = fit_tokens(shorten(self.request, ROLLING_REQUEST_CHARS), ROLLING_REQUEST_TOKENS)
+        line = f"{label} {request}"
         outcome = self.outcome or ("(in progress)" if self.in_progress else "")
         if self.edits:
             shown: list[str] = []

@@ -161,6 +161,18 @@ def test_rolling_lines_are_bounded_and_keep_paths_whole() -> None:
     assert "more)" in line
 
 
+def test_a_cjk_request_leaves_room_for_the_paths() -> None:
+    request = (
+        "请把发票模块的四舍五入改成银行家舍入法，并且为每一种货币都补上回归测试，不要改动导出的格式"
+        * 2
+    )
+    summary = f"Goal:\n- x\nProgress:\n- Request: {request}\n  edited: src/invoice/round.py"
+    (line,) = render([("c1", summary), ("c2", "x")], max_chunks=1).rolling_lines
+    assert line.startswith("[c1] " + request[:40])
+    assert line.endswith("· edited: src/invoice/round.py")
+    assert estimate_tokens(line) <= ROLLING_LINE_TOKENS
+
+
 def test_rolling_cap_counts_the_marker_and_keeps_newest_whole_entries() -> None:
     chunks = [(f"chunk_{i:04d}", run_summary(i)) for i in range(1, 7)]  # 6 chunks
     r = render(chunks, max_chunks=1, max_lines=4)
