@@ -228,10 +228,20 @@ def _value(line: str, label: str) -> str:
     return one_line(line.removeprefix("- ").strip()[len(label) :])
 
 
+def _split_at_marker(summary: str) -> tuple[str, str, str]:
+    """(history, marker, prefix) at the split-turn marker *line* (event text quoted inside a
+    line never counts)."""
+    lines = summary.split("\n")
+    for i, line in enumerate(lines):
+        if line.strip() == SPLIT_TURN_MARKER:
+            return "\n".join(lines[:i]), SPLIT_TURN_MARKER, "\n".join(lines[i + 1 :])
+    return summary, "", ""
+
+
 def run_lines(chunk_id: str, summary: str) -> list[RunLine]:
     """The runs of a chunk summary (its Progress entries, then a split turn's prefix); [] when
     the summary has none (free text from another backend, an old summary)."""
-    history, marker, prefix = normalize_summary(summary).partition(SPLIT_TURN_MARKER)
+    history, marker, prefix = _split_at_marker(normalize_summary(summary))
     out: list[RunLine] = []
     current: RunLine | None = None
     for raw in history.split("\n"):

@@ -152,6 +152,18 @@ def test_a_split_turn_continued_in_the_next_chunk_is_one_rolling_line() -> None:
     assert open_turn.rolling_lines[-1] == "[c1] B task · edited: b1.py, b2.py → (in progress)"
 
 
+def test_text_quoting_the_marker_does_not_split_a_summary() -> None:
+    summary = (
+        "Goal:\n- x\nProgress:\n- Request: why does Turn Context (split turn): show twice?\n"
+        "  edited: a.py\n- Request: second one\n  edited: b.py"
+    )
+    r = render([("c1", summary), ("c2", "x")], max_chunks=1)
+    assert r.rolling_lines == [
+        "[c1] why does Turn Context (split turn): show twice? · edited: a.py",
+        "[c1] second one · edited: b.py",
+    ]
+
+
 def test_rolling_lines_are_bounded_and_keep_paths_whole() -> None:
     long = run_summary(1, edits=30, outcome="finished " + "very " * 100)
     (line,) = render([("chunk_0001", long), ("c2", "x")], max_chunks=1).rolling_lines
