@@ -78,6 +78,11 @@ _JOINED = re.compile(r"(?<![^\W_])[^\W_]++(?:[_.\-/:@]++[^\W_]++)+")
 """Words joined by `_ . - / : @` (`app_main.log`, `user@host`): kept whole besides their parts.
 Run on text with its CJK blanked out; it starts only at a word's start and never backtracks
 into a word (possessive), so a scan is linear in the text."""
+_A_PART = re.compile(r"[A-Za-z0-9]+")
+_A_JOINED = re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]++(?:[_.\-/:@]++[A-Za-z0-9]++)+")
+_A_JOINER = re.compile(r"[A-Za-z0-9][_.\-/:@]+[A-Za-z0-9]")
+_A_CAMEL_EDGE = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
+"""ASCII twins of the patterns above, for the common all-ASCII text (`_ascii_terms`)."""
 _OUTER_SPLIT = re.compile(r"[/:@]+")
 _INNER_SPLIT = re.compile(r"[.\-]+")
 _JOINERS = re.compile(r"[_.\-/:@]")
@@ -173,6 +178,8 @@ def tokenize(text: str) -> list[str]:
 def _terms(nfkc: str) -> list[str]:
     """The terms of an NFKC text: its lowercased words and compounds, plus CamelCase parts
     (found on the original case)."""
+    if nfkc.isascii():
+        return _ascii_terms(nfkc)
     low = nfkc.lower()
     tokens = _tokens(low)
     if low != nfkc:
@@ -180,6 +187,35 @@ def _terms(nfkc: str) -> list[str]:
             parts = [p.lower() for p in _CAMEL_PART.findall(word)]
             if len(parts) > 1:
                 tokens.extend(p for p in parts if p not in STOPWORDS)
+    return tokens
+
+
+def _ascii_terms(text: str) -> list[str]:
+    """`_terms` of an ASCII text (most event text), the same terms in the same order, with
+    ASCII-only patterns (Unicode classes cost several times more); CamelCase words are found
+    from their rare lower-to-upper edges instead of a scan of every word."""
+    stop = STOPWORDS
+    low = text.lower()
+    tokens = [w for w in _A_PART.findall(low) if w not in stop]
+    if _A_JOINER.search(low):
+        for joined in _A_JOINED.findall(low):
+            tokens.append(joined)
+            tokens.extend(_pieces(joined))
+    if low != text:
+        starts: set[int] = set()
+        end_of_text = len(text)
+        for edge in _A_CAMEL_EDGE.finditer(text):
+            start, end = edge.start(), edge.end()
+            while start > 0 and text[start - 1].isalnum():
+                start -= 1
+            if start in starts:
+                continue
+            starts.add(start)
+            while end < end_of_text and text[end].isalnum():
+                end += 1
+            parts = _CAMEL_PART.findall(text[start:end])
+            if len(parts) > 1:
+                tokens.extend(p for p in (q.lower() for q in parts) if p not in stop)
     return tokens
 
 
