@@ -732,7 +732,10 @@ class InspectorApp(App[int]):
         if message.model is not self.hot_model:
             return
         update = message.update
-        hot = self.query_one(HotWindow)
+        try:
+            hot = self.query_one(HotWindow)
+        except NoMatches:  # shutting down
+            return
         if (
             update.reset
             or update.appended
@@ -905,7 +908,9 @@ class InspectorApp(App[int]):
         return "off" if not self.watch_files else "polled" if self.poll else "watched"
 
     def _update_header(self) -> None:
-        self.query_one(StatusHeader).set_info(self._header_info())
+        # A worker's result can land while the app is shutting down and its widgets are gone.
+        with contextlib.suppress(NoMatches):
+            self.query_one(StatusHeader).set_info(self._header_info())
 
     def _update_budget(self) -> None:
         trigger = self.real_trigger

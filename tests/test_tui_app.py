@@ -364,7 +364,7 @@ async def test_recall_tab_search(basic: Path) -> None:
         await pilot.press(*"restaurants", "enter")
         await settle(app, pilot)
         log = app.query_one(ActivityLog).lines_written
-        assert any("recall 'restaurants': 1 results" in line for line in log), log
+        assert any("recall 'restaurants': 1 result," in line for line in log), log
 
 
 async def test_tabs_by_number_and_tab_key(basic: Path) -> None:
