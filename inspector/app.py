@@ -794,9 +794,14 @@ class InspectorApp(App[int]):
         self._last_chunk_count = status.chunk_count
         del self.prompt_history[:-SPARK_HISTORY]
         self._update_header()
-        self.query_one(PlanPanel).set_defaults(
-            self.config.keep_recent_tokens, self.config.hot_window_events, status.last_prompt_tokens
-        )
+        try:
+            self.query_one(PlanPanel).set_defaults(
+                self.config.keep_recent_tokens,
+                self.config.hot_window_events,
+                status.last_prompt_tokens,
+            )
+        except NoMatches:  # shutting down
+            return
         if (
             prev.last_prompt_tokens != status.last_prompt_tokens
             or prev.model != status.model
@@ -818,7 +823,10 @@ class InspectorApp(App[int]):
         self.trigger = message.trigger
         self.real_trigger = message.real_trigger
         self.prompt_size = message.size
-        hot = self.query_one(HotWindow)
+        try:
+            hot = self.query_one(HotWindow)
+        except NoMatches:  # shutting down
+            return
         hot.set_cut_preview(message.preview)
         if (self._jump_to_cut or moved) and hot.show_cut():
             self._jump_to_cut = False
@@ -928,7 +936,10 @@ class InspectorApp(App[int]):
             verdict, will = "idle", False
         if self.archive_id is not None:
             verdict, will = "none: an archived session is never compacted", False
-        self.query_one(BudgetGauge).set_info(
+        gauges = self.query(BudgetGauge)
+        if not gauges:  # shutting down
+            return
+        gauges.first().set_info(
             BudgetInfo(
                 prompt_tokens=trigger.prompt_tokens,
                 estimated_tokens=_estimated_part(trigger.prompt_tokens, self.prompt_size),
