@@ -32,7 +32,6 @@ import json
 import logging
 import os
 import re
-import time
 import unicodedata
 import urllib.error
 import urllib.parse
@@ -43,6 +42,7 @@ from typing import Any, Literal, Protocol
 
 from core.errors import ConfigError, SessionMemoryError
 from core.events import Event
+from core.http_client import RedirectRefused, WallClock, opener_for
 from core.runs import (
     CONTINUED_LABEL,
     EARLIER_REQUEST_PLACEHOLDER,
@@ -867,49 +867,69 @@ class OpenAISummarizer:
         if key:
             headers["Authorization"] = f"Bearer {key}"
         request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
-        deadline = time.monotonic() + self.timeout_seconds
+        # One wall-clock deadline for the whole call (a dribbling server used to keep a pass
+        # running for minutes); redirects are refused (they carried the key to another host).
+        clock = WallClock(self.timeout_seconds)
+        with clock:
+            try:
+                return self._exchange(request, clock)
+            except SummarizerError:
+                raise
+            except Exception as exc:
+                if clock.expired:
+                    raise SummarizerError(self._late()) from None
+                raise self._failure(exc) from None
+
+    def _late(self) -> str:
+        return f"openai summarizer: no reply from {self.url} within {self.timeout_seconds:g} s"
+
+    def _exchange(self, request: urllib.request.Request, clock: WallClock) -> bytes:
         where = self.url
-        try:
-            with _opener_for(self.url).open(request, timeout=self.timeout_seconds) as response:
-                chunks: list[bytes] = []
-                size = 0
-                while True:
-                    if time.monotonic() > deadline:
-                        raise SummarizerError(
-                            f"openai summarizer: no reply from {where} "
-                            f"within {self.timeout_seconds:g} s"
-                        )
-                    chunk = response.read(65536)
-                    if not chunk:
-                        break
-                    size += len(chunk)
-                    if size > MAX_RESPONSE_BYTES:
-                        raise SummarizerError(
-                            f"openai summarizer: reply from {where} is larger than "
-                            f"{MAX_RESPONSE_BYTES} bytes"
-                        )
-                    chunks.append(chunk)
-                return b"".join(chunks)
-        except urllib.error.HTTPError as exc:
-            raise SummarizerError(f"openai summarizer: HTTP {exc.code} from {where}") from None
-        except urllib.error.URLError as exc:
+        opener = _opener_for(self.url, clock)
+        with opener.open(request, timeout=max(0.001, clock.remaining())) as response:
+            chunks: list[bytes] = []
+            size = 0
+            while True:
+                if clock.expired:
+                    raise SummarizerError(self._late())
+                chunk = response.read(65536)
+                if not chunk:
+                    break
+                size += len(chunk)
+                if size > MAX_RESPONSE_BYTES:
+                    raise SummarizerError(
+                        f"openai summarizer: reply from {where} is larger than "
+                        f"{MAX_RESPONSE_BYTES} bytes"
+                    )
+                chunks.append(chunk)
+            if clock.expired:
+                raise SummarizerError(self._late())
+            return b"".join(chunks)
+
+    def _failure(self, exc: Exception) -> SummarizerError:
+        """The one-line error for what the HTTP exchange raised."""
+        where = self.url
+        if isinstance(exc, RedirectRefused):
+            return SummarizerError(
+                f"openai summarizer: {where} answered with a redirect (HTTP {exc.code}); "
+                "redirects are not followed, so the API key never goes to another server: "
+                "set base_url to the final address"
+            )
+        if isinstance(exc, urllib.error.HTTPError):
+            return SummarizerError(f"openai summarizer: HTTP {exc.code} from {where}")
+        if isinstance(exc, urllib.error.URLError):
             reason = exc.reason
             if isinstance(reason, TimeoutError):
-                raise SummarizerError(
-                    f"openai summarizer: no reply from {where} within {self.timeout_seconds:g} s"
-                ) from None
+                return SummarizerError(self._late())
             detail = reason.strerror if isinstance(reason, OSError) and reason.strerror else reason
-            raise SummarizerError(
+            return SummarizerError(
                 f"openai summarizer: cannot reach {where} ({one_line(str(detail))})"
-            ) from None
-        except TimeoutError:
-            raise SummarizerError(
-                f"openai summarizer: no reply from {where} within {self.timeout_seconds:g} s"
-            ) from None
-        except (OSError, ValueError) as exc:
-            raise SummarizerError(
-                f"openai summarizer: request to {where} failed ({type(exc).__name__})"
-            ) from None
+            )
+        if isinstance(exc, TimeoutError):
+            return SummarizerError(self._late())
+        return SummarizerError(
+            f"openai summarizer: request to {where} failed ({type(exc).__name__})"
+        )
 
 
 def _facts_for_prompt(events: Sequence[Event]) -> str:
@@ -930,12 +950,9 @@ def _without_focus_lines(text: str) -> str:
     return "\n".join(ln for ln in text.split("\n") if not ln.strip().startswith("Focus:"))
 
 
-def _opener_for(url: str) -> urllib.request.OpenerDirector:
-    """Loopback servers are reached directly even when an HTTP proxy is configured."""
-    host = urllib.parse.urlsplit(url).hostname or ""
-    if host in _LOOPBACK_HOSTS or host.startswith("127."):
-        return urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    return urllib.request.build_opener()
+def _opener_for(url: str, clock: WallClock) -> urllib.request.OpenerDirector:
+    """No redirects, connections shut at `clock`'s deadline (core.http_client)."""
+    return opener_for(url, clock)
 
 
 def _reply_text(raw: bytes) -> str:
