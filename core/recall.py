@@ -436,7 +436,13 @@ class Corpus(Protocol):
 
     def doc_count(self) -> int: ...
 
+    def doc_freq(self, terms: Sequence[str]) -> Mapping[str, int]: ...
+
     def postings(self, terms: Sequence[str]) -> Mapping[str, Sequence[Posting]]: ...
+
+    def postings_for(self, term: str, keys: Sequence[Hashable]) -> Sequence[Posting]:
+        """The postings of `term` for these documents only."""
+        ...
 
     def doc(self, key: Hashable) -> RecallDoc: ...
 
@@ -499,8 +505,15 @@ class RecallIndex:
     def doc_count(self) -> int:
         return len(self.docs)
 
+    def doc_freq(self, terms: Sequence[str]) -> Mapping[str, int]:
+        return {t: len(self._postings[t]) for t in terms if t in self._postings}
+
     def postings(self, terms: Sequence[str]) -> Mapping[str, Sequence[Posting]]:
         return {t: self._postings[t] for t in terms if t in self._postings}
+
+    def postings_for(self, term: str, keys: Sequence[Hashable]) -> Sequence[Posting]:
+        wanted = set(keys)
+        return [p for p in self._postings.get(term, ()) if p[0] in wanted]
 
     def doc(self, key: Hashable) -> RecallDoc:
         assert isinstance(key, int)
@@ -524,19 +537,8 @@ def search(parts: Sequence[Part], query: str, limit: int = 5) -> RecallResult:
     n_docs = sum(p.corpus.doc_count() for p in parts)
     if not n_docs:
         return RecallResult([], 0)
-    lists = [p.corpus.postings(terms) for p in parts]
-    scores: dict[tuple[int, Hashable], float] = {}
-    found: set[str] = set()
-    for term in terms:
-        df = sum(len(pl.get(term, ())) for pl in lists)
-        if not df:
-            continue
-        found.add(term)
-        term_idf = idf(n_docs, df) * q.weights[term]
-        for i, pl in enumerate(lists):
-            for key, best, total in pl.get(term, ()):
-                k = (i, key)
-                scores[k] = scores.get(k, 0.0) + term_score(term_idf, best, total)
+    window = limit + PHRASE_WINDOW if q.phrases else limit
+    scores, found = _score(parts, q, terms, n_docs, window)
     if not scores:
         return RecallResult([], 0)
     docs: dict[tuple[int, Hashable], RecallDoc] = {}
@@ -551,7 +553,6 @@ def search(parts: Sequence[Part], query: str, limit: int = 5) -> RecallResult:
         d = doc_of(item[0])
         return (-item[1], d.chunk_id, d.source, parts[item[0][0]].session_id or "")
 
-    window = limit + PHRASE_WINDOW if q.phrases else limit
     top = heapq.nlargest(window, (s for s in scores.values() if s > 0.0))
     if not top:
         return RecallResult([], 0)
@@ -591,6 +592,48 @@ def search(parts: Sequence[Part], query: str, limit: int = 5) -> RecallResult:
             )
         )
     return RecallResult.of(hits)
+
+
+def _score(
+    parts: Sequence[Part], q: QueryTerms, terms: Sequence[str], n_docs: int, window: int
+) -> tuple[dict[tuple[int, Hashable], float], set[str]]:
+    """Scores of the documents that can reach the first `window` places, and the query terms
+    some document holds. Terms go rarest first (highest weighted idf); once the window's
+    lowest score exceeds what every remaining term could still add (MaxScore), a document not
+    seen yet cannot enter it, and the remaining terms are read for the seen documents that
+    still could, not for every document that holds a common word. The window and its ties
+    are the same as scoring every document."""
+    freqs = [p.corpus.doc_freq(terms) for p in parts]
+    weights: dict[str, float] = {}
+    for term in terms:
+        df = sum(f.get(term, 0) for f in freqs)
+        if df:
+            weights[term] = idf(n_docs, df) * q.weights[term]
+    order = sorted(weights, key=lambda t: (-weights[t], t))
+    bound = [weights[t] * (BM25_K1 + 1.0) * (1.0 + REST_SHARE) for t in order]
+    rest = [sum(bound[i:]) for i in range(len(order))]
+    scores: dict[tuple[int, Hashable], float] = {}
+    for i, term in enumerate(order):
+        if len(scores) >= window:
+            floor = heapq.nlargest(window, scores.values())[-1]
+            if floor > rest[i]:
+                keep = [k for k, v in scores.items() if v + rest[i] >= floor]
+                scores = {k: scores[k] for k in keep}
+                by_part: dict[int, list[Hashable]] = {}
+                for p, key in keep:
+                    by_part.setdefault(p, []).append(key)
+                for later in order[i:]:
+                    w = weights[later]
+                    for p, keys in by_part.items():
+                        for key, best, total in parts[p].corpus.postings_for(later, keys):
+                            scores[(p, key)] += term_score(w, best, total)
+                return scores, set(order)
+        w = weights[term]
+        for p, part in enumerate(parts):
+            for key, best, total in part.corpus.postings([term]).get(term, ()):
+                k = (p, key)
+                scores[k] = scores.get(k, 0.0) + term_score(w, best, total)
+    return scores, set(order)
 
 
 def _fold(text: str) -> str:

@@ -385,6 +385,29 @@ class PersistentRecallIndex:
     def doc_count(self) -> int:
         return len(self._ids)
 
+    def doc_freq(self, terms: Sequence[str]) -> Mapping[str, int]:
+        conn = self._conn
+        assert conn is not None, "doc_freq() outside reading()"
+        out: dict[str, int] = {}
+        for term in terms:
+            (n,) = conn.execute("SELECT count(*) FROM post WHERE term = ?", (term,)).fetchone()
+            if n:
+                out[term] = int(n)
+        return out
+
+    def postings_for(self, term: str, keys: Sequence[Hashable]) -> Sequence[Posting]:
+        conn = self._conn
+        assert conn is not None, "postings_for() outside reading()"
+        out: list[Posting] = []
+        for at in range(0, len(keys), 500):
+            batch = list(keys[at : at + 500])
+            marks = ",".join("?" * len(batch))
+            out += conn.execute(
+                f"SELECT no, best, total FROM post WHERE term = ? AND no IN ({marks})",
+                (term, *batch),
+            ).fetchall()
+        return out
+
     def postings(self, terms: Sequence[str]) -> Mapping[str, Sequence[Posting]]:
         conn = self._conn
         assert conn is not None, "postings() outside reading()"

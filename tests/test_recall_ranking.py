@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
+
 from core.events import Event
 from core.recall import RecallDoc, RecallIndex, highlight_spans, query_terms
 
@@ -140,3 +142,46 @@ def test_highlight_spans_mark_terms_and_phrases_in_the_original_text() -> None:
     # Offsets are into the text as given, merged and in order.
     assert spans == sorted(spans)
     assert all(b <= c for (_, b), (c, _) in itertools.pairwise(spans))
+
+
+def test_pruned_scoring_ranks_as_scoring_every_chunk() -> None:
+    """The rarest-first scoring that skips a common word's postings for chunks that cannot
+    reach the first places gives the ranking (and scores) of scoring every chunk."""
+    import random
+
+    from core.recall import analyze, idf, query_terms, term_score
+
+    rng = random.Random(5)
+    words = [f"w{i}" for i in range(40)] + ["apply_fix.py", "run_main", "TKT-9"]
+    docs = [
+        RecallDoc(
+            f"chunk_{d:04d}",
+            "active",
+            " ".join(rng.choices(words, k=3)),
+            [ev(f"{d}-{i}", " ".join(rng.choices(words, k=rng.randint(1, 12)))) for i in range(8)],
+        )
+        for d in range(120)
+    ]
+    index = RecallIndex(docs)
+    stats = [analyze(d).stats for d in docs]
+    # Several terms each, no blank (a blank would make a phrase, lifted after scoring).
+    for query in ["w1/w2/w3", "apply_fix.py", "TKT-9", "run_main", "w3", "w0.w5.w7-w1"]:
+        q = query_terms(query)
+        df = {t: sum(t in s for s in stats) for t in q.weights}
+        expected = sorted(
+            (
+                (
+                    -sum(
+                        term_score(idf(len(docs), df[t]) * q.weights[t], *s[t])
+                        for t in q.weights
+                        if t in s
+                    ),
+                    d.chunk_id,
+                )
+                for d, s in zip(docs, stats, strict=True)
+                if any(t in s for t in q.weights)
+            ),
+        )[:5]
+        got = index.search(query, limit=5).results
+        assert [h.chunk_id for h in got] == [cid for _, cid in expected], query
+        assert [h.score for h in got] == [pytest.approx(-s) for s, _ in expected], query
