@@ -259,11 +259,18 @@ def render_index(entries: Sequence[ChunkEntry]) -> str:
 
 
 def _make_dir(paths: MemoryPaths, folder: Path) -> None:
+    """Create `folder` (and its parents); a new one is made durable in its parent, so files
+    written in it (pending evidence) cannot outlive a power cut while their folder does not."""
     paths.ensure_inside_root(folder)
+    if folder.is_dir():
+        return
+    missing = [folder, *(p for p in folder.parents if not p.exists())]
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise StoreError(f"cannot create {folder}: {_reason(exc)}") from exc
+    for created in reversed(missing):
+        fsync_dir(created.parent)
 
 
 def write_index(paths: MemoryPaths, entries: Sequence[ChunkEntry]) -> None:

@@ -544,13 +544,14 @@ def _meta_bytes(meta: dict[str, Any], where: Path) -> bytes:
 
 
 def _append(tmp: Path, data: bytes) -> None:
-    """Add the events appended during the pass to the staged events.jsonl. Not fsynced: they
-    were not fsynced in the file they came from either (appends survive a process crash, not
-    a machine crash; see core.store), and the staged bytes before them are."""
+    """Add the events appended during the pass to the staged events.jsonl, fsynced: they may
+    have been synced in the file they came from (durability `always`, or a flush), and that
+    file is about to be replaced."""
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
         try:
             write_all(fd, data)
+            os.fsync(fd)
         finally:
             os.close(fd)
     except OSError as exc:
@@ -727,6 +728,13 @@ def recover_locked(store: SessionStore, config: CompactionConfig) -> dict[str, i
         if (
             isinstance(meta_chunk, str) and meta_chunk in indexed
         ) or p.pending_id in consumed_pending:
+            chunk_of = meta_chunk if isinstance(meta_chunk, str) and meta_chunk in indexed else None
+            if chunk_of is not None and chunk_of not in chunk_files and p.events:
+                # A power cut kept the index's rename but not the chunk file's link (both in
+                # chunks/, synced together after the commit): the evidence is the chunk.
+                write_chunk_file(paths, chunk_of, p.events)
+                chunk_files.add(chunk_of)
+                bump("chunk_files_restored")
             delete_pending(paths, p.pending_id)
             bump("pending_already_indexed")
             changed = True

@@ -195,7 +195,11 @@ class MemoryManager:
         self.model = model
         self.read_only = read_only or session_dir is not None
         self.store = SessionStore(
-            self.memory_dir, lock_timeout=self.config.lock_timeout_seconds, session=session_dir
+            self.memory_dir,
+            lock_timeout=self.config.lock_timeout_seconds,
+            session=session_dir,
+            durability=self.config.durability,
+            fsync_interval_ms=self.config.fsync_interval_ms,
         )
         self.paths = self.store.paths
         self.telemetry = Telemetry()
@@ -264,6 +268,7 @@ class MemoryManager:
 
     def commit_run(self, assistant_text: str, **fields: Any) -> Event:
         event = self.append(make_event("assistant_output", assistant_text, **fields))
+        self.store.settle_appends()  # durability `run`: the run is on disk once committed
         self.request_maintenance()
         return event
 
@@ -748,8 +753,10 @@ class MemoryManager:
         return out
 
     def close(self) -> None:
-        """Wait for the background pass (if any) to finish."""
+        """Wait for the background pass (if any) to finish; sync what was appended (a CLI
+        append is durable once it exits, with durability `run`)."""
         self.wait_for_maintenance()
+        self.store.settle_appends()
 
     def __enter__(self) -> MemoryManager:
         return self

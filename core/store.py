@@ -1,10 +1,13 @@
 """The session's files on disk: the lock, events.jsonl, state.json and corrupt.jsonl.
 
-Appends are the hot path of an agent turn, so they never read events.jsonl and never fsync: a
-line handed to write() on an O_APPEND descriptor is in the page cache and survives a crash of
-this process; only a machine crash can lose the last appends, and every rewrite (compaction,
-repair, state) is fsynced. Everything that changes files under `session/` holds the session lock
-(`M/.session.lock`, a flock: a process that dies releases it).
+Appends are the hot path of an agent turn, so they never read events.jsonl: a line handed to
+write() on an O_APPEND descriptor is in the page cache and survives a crash of this process.
+When it reaches the disk (what a power cut can lose) is the `durability` setting: `always`
+fsyncs before the append returns, `run` (the default) syncs at the end of a CLI append, at
+`commit_run` and in the background within `fsync_interval_ms`, `relaxed` leaves it to the OS.
+Every rewrite (compaction, repair, state) is fsynced. Everything that changes files under
+`session/` holds the session lock (`M/.session.lock`, a flock: a process that dies releases
+it).
 """
 
 from __future__ import annotations
@@ -45,6 +48,9 @@ from core.paths import MemoryPaths, validate_chunk_id
 from core.scrub import strip_screenshot_data
 from core.tokens import estimate_event_tokens
 from core.trigger import PromptSize, prompt_size
+
+DURABILITY_MODES = ("run", "always", "relaxed")
+"""When appends reach the disk (the config's `durability`; see SessionStore)."""
 
 MAX_EVENT_BYTES = 8 * 1024 * 1024
 """Largest serialized event line (without its newline) that is appended or read as an event."""
@@ -529,11 +535,29 @@ class SessionStore:
     """The active session (or an archived one, read-only, via `session=`) of a memory root."""
 
     def __init__(
-        self, root: Path | str, *, lock_timeout: float = 10.0, session: Path | None = None
+        self,
+        root: Path | str,
+        *,
+        lock_timeout: float = 10.0,
+        session: Path | None = None,
+        durability: str = "run",
+        fsync_interval_ms: int = 1000,
     ) -> None:
         self.paths = MemoryPaths(root, session)
         self.lock_timeout = float(lock_timeout)
         self.warnings: list[str] = []
+        if durability not in DURABILITY_MODES:
+            raise BadInputError(
+                f"durability must be one of {', '.join(DURABILITY_MODES)}, got {durability!r}"
+            )
+        self.durability = durability
+        """`always`: each append is fsynced before it returns; `run`: appends are fsynced by
+        `sync_appends` (a CLI append's exit, `commit_run`) and by a background flush at most
+        `fsync_interval_ms` after they were written; `relaxed`: never (docs/RELIABILITY.md)."""
+        self.fsync_interval = max(1, int(fsync_interval_ms)) / 1000.0
+        self._unsynced = False
+        self._flush_timer: threading.Timer | None = None
+        self._flush_guard = threading.Lock()
         self._lock = _process_lock(self.paths.lock)
         # Appends since this store last wrote state.json, folded in at the next state write
         # (keeps state.json out of the append path); tied to the session they happened in.
@@ -850,6 +874,10 @@ class SessionStore:
             if size and os.pread(fd, 1, size - 1) != b"\n":
                 payload = b"\n" + payload
             write_all(fd, payload)
+            if self.durability == "always":
+                # On failure the lines are taken back: an append is stored and reported
+                # stored, or neither.
+                _datasync(fd)
         except OSError as exc:
             if size >= 0:
                 with contextlib.suppress(OSError):
@@ -857,6 +885,60 @@ class SessionStore:
             raise StoreError(f"cannot append to {path}: {_reason(exc)}") from exc
         finally:
             os.close(fd)
+        if self.durability == "run":
+            self._schedule_flush()
+
+    # ---- durability
+
+    def _schedule_flush(self) -> None:
+        """Note unsynced appends; the first one since the last flush starts a timer that
+        syncs them `fsync_interval` later (the append itself never waits on the disk)."""
+        with self._flush_guard:
+            self._unsynced = True
+            if self._flush_timer is None:
+                timer = threading.Timer(self.fsync_interval, self._background_flush)
+                timer.daemon = True
+                timer.name = "session-fsync"
+                self._flush_timer = timer
+                timer.start()
+
+    def _background_flush(self) -> None:
+        with self._flush_guard:
+            self._flush_timer = None
+        self.settle_appends()
+
+    def settle_appends(self) -> None:
+        """`sync_appends` for callers that already stored the events: a failure is a warning
+        (the events are stored; only a power cut could still lose them), never an error."""
+        try:
+            self.sync_appends()
+        except StoreError as exc:
+            self.warnings.append(f"{exc}; the last appends may not survive a power loss")
+
+    def sync_appends(self) -> bool:
+        """fsync events.jsonl when appends were written since the last sync; returns whether
+        it synced. No lock: fsync covers every write that finished before it, and a pass that
+        replaced the file synced what it carried over."""
+        with self._flush_guard:
+            if not self._unsynced:
+                return False
+            self._unsynced = False
+        path = self.paths.events
+        try:
+            fd = open_no_symlink(path, os.O_RDONLY)
+        except FileNotFoundError:
+            return False
+        except OSError as exc:
+            self._unsynced = True
+            raise StoreError(f"cannot sync {path}: {_reason(exc)}") from exc
+        try:
+            _datasync(fd)
+        except OSError as exc:
+            self._unsynced = True
+            raise StoreError(f"cannot sync {path}: {_reason(exc)}") from exc
+        finally:
+            os.close(fd)
+        return True
 
     def read_events(self, *, locked: bool = False) -> EventsSnapshot:
         """Parse events.jsonl; bad lines become CorruptLine, nothing raises on bad data.
@@ -1127,6 +1209,12 @@ class SessionStore:
         return sum(1 for line in data.split(b"\n") if line.strip())
 
 
+def _datasync(fd: int) -> None:
+    """fdatasync where there is one (an append's new size is synced with its data)."""
+    sync = getattr(os, "fdatasync", os.fsync)
+    sync(fd)
+
+
 def _pread_all(fd: int, length: int, offset: int) -> bytes:
     """Exactly `length` bytes at `offset` (fewer only at end of file)."""
     parts: list[bytes] = []
@@ -1141,6 +1229,7 @@ def _pread_all(fd: int, length: int, offset: int) -> bytes:
 
 
 __all__ = [
+    "DURABILITY_MODES",
     "END_CHECK_BYTES",
     "MAX_EVENT_BYTES",
     "CorruptLine",

@@ -558,6 +558,8 @@ def cmd_append(ctx: Context) -> int:
         maintenance = manager.save() if args.maintain else None
     finally:
         manager.close()
+    for warning in manager.store.warnings:
+        warn(warning)
     if ctx.json:
         data: dict[str, Any] = {"events": stored}
         if maintenance is not None:
