@@ -380,10 +380,10 @@ class MemoryManager:
 
     def rotate(self) -> RotationResult:
         self._writable()
-        result = rotate(self.store, self.config)
-        self._recall_cache = self._recall_active = None
         with self._recall_lock:
-            self._close_recall_files()
+            self._close_recall_files()  # before the rename: SQLite removes its WAL by path
+            result = rotate(self.store, self.config)
+        self._recall_cache = self._recall_active = None
         return result
 
     def repair(self) -> dict[str, int]:
