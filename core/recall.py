@@ -256,13 +256,16 @@ def _pieces(joined: str) -> list[str]:
     return out
 
 
-@dataclass(frozen=True)
 class QueryTerms:
     """What a query searches for: each distinct term with its weight, and its phrases
-    (normalized, blanks collapsed)."""
+    (normalized, blanks collapsed). (Internal records here are plain classes: a frozen
+    dataclass costs ~1 ms to define, and a cold recall imports this module.)"""
 
-    weights: dict[str, float]
-    phrases: tuple[str, ...]
+    __slots__ = ("phrases", "weights")
+
+    def __init__(self, weights: dict[str, float], phrases: tuple[str, ...]) -> None:
+        self.weights = weights
+        self.phrases = phrases
 
 
 def query_terms(query: str) -> QueryTerms:
@@ -373,13 +376,15 @@ TermStats = dict[str, tuple[int, int]]
 """term -> (best unit's weight, sum of all units' weights), in thousandths."""
 
 
-@dataclass(frozen=True)
 class AnalyzedDoc:
     """A document with its per-term figures: the expensive part of indexing, done once per
     document and reused (or stored) when the index around it changes."""
 
-    doc: RecallDoc
-    stats: TermStats
+    __slots__ = ("doc", "stats")
+
+    def __init__(self, doc: RecallDoc, stats: TermStats) -> None:
+        self.doc = doc
+        self.stats = stats
 
 
 def unit_weights(text: str) -> dict[str, int]:
@@ -447,13 +452,17 @@ class Corpus(Protocol):
     def doc(self, key: Hashable) -> RecallDoc: ...
 
 
-@dataclass(frozen=True)
 class Part:
     """One corpus of a search and the session its results are from (None: not said)."""
 
-    corpus: Corpus
-    session_id: str | None = None
-    archived: bool = False
+    __slots__ = ("archived", "corpus", "session_id")
+
+    def __init__(
+        self, corpus: Corpus, session_id: str | None = None, archived: bool = False
+    ) -> None:
+        self.corpus = corpus
+        self.session_id = session_id
+        self.archived = archived
 
 
 class RecallIndex:

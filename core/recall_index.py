@@ -35,7 +35,6 @@ import json
 import os
 import sqlite3
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -117,24 +116,33 @@ def _stat_tuple(path: Path) -> tuple[int, int, int] | None:
     return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
-@dataclass
 class _Stored:
-    """What the file holds, read in one transaction."""
+    """What the file holds, read in one transaction. (Plain classes: a cold recall imports
+    this module, and a dataclass costs about a millisecond to define.)"""
 
-    fmt: str | None
-    index_key: str | None
-    ids: dict[int, str]
-    file_keys: dict[str, str]
-    next_no: int
+    __slots__ = ("fmt", "ids", "index_key", "next_no")
+
+    def __init__(
+        self, fmt: str | None, index_key: str | None, ids: dict[int, str], next_no: int
+    ) -> None:
+        self.fmt = fmt
+        self.index_key = index_key
+        self.ids = ids
+        self.next_no = next_no
 
 
-@dataclass(frozen=True)
 class SyncReport:
     """What `refresh` did: chunks analysed and added, whether it rebuilt from scratch."""
 
-    added: int = 0
-    rebuilt: bool = False
-    reason: str = ""
+    __slots__ = ("added", "reason", "rebuilt")
+
+    def __init__(self, added: int = 0, rebuilt: bool = False, reason: str = "") -> None:
+        self.added = added
+        self.rebuilt = rebuilt
+        self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"SyncReport(added={self.added}, rebuilt={self.rebuilt}, reason={self.reason!r})"
 
 
 class PersistentRecallIndex:
@@ -268,7 +276,6 @@ class PersistentRecallIndex:
             fmt=meta.get("format"),
             index_key=meta.get("index_key"),
             ids=ids,
-            file_keys={},
             next_no=int(meta.get("next_no", "1")),
         )
 
