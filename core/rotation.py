@@ -69,6 +69,7 @@ def rotate(store: SessionStore, config: CompactionConfig) -> RotationResult:
             raise StoreError(f"cannot create {paths.archive_root}: {exc.strerror}") from exc
         check_archive_root(store)
         target = _free_name(paths.archive_root, session_id)
+        _events_size(store, sync=True)
         fault_point("before_rotation_rename")
         try:
             os.rename(paths.session, target)
@@ -133,9 +134,10 @@ def _half_created(store: SessionStore) -> bool:
     return not list_chunk_files(paths) and not list_pending(paths)
 
 
-def _events_size(store: SessionStore) -> int:
+def _events_size(store: SessionStore, *, sync: bool = False) -> int:
     """Size of events.jsonl (0 when missing); StoreError when it is not a regular file, so a
-    FIFO planted there stops the rotation before anything moves."""
+    FIFO planted there stops the rotation before anything moves. `sync`: fsync it too (the
+    appends not yet synced must not be lost to a power cut once the session is archived)."""
     path = store.paths.events
     try:
         fd = open_no_symlink(path, os.O_RDONLY)
@@ -144,7 +146,11 @@ def _events_size(store: SessionStore) -> int:
     except OSError as exc:
         raise StoreError(f"cannot read {path}: {exc.strerror or exc}") from exc
     try:
+        if sync:
+            os.fsync(fd)
         return os.fstat(fd).st_size
+    except OSError as exc:
+        raise StoreError(f"cannot sync {path}: {exc.strerror or exc}") from exc
     finally:
         os.close(fd)
 
