@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import errno
 import math
 import os
+import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -352,10 +354,25 @@ def _message_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def _read_regular_file(path: Path) -> bytes:
+    """The file's bytes; a FIFO or a device (which would block or never end) is refused."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            return fh.read()
+    finally:
+        os.close(fd)
+
+
 def read_config_file(path: Path) -> tuple[CompactionConfig, list[str]]:
     """Parse one extraction.yaml with `yaml.safe_load` (no tags that construct objects)."""
     try:
-        raw = path.read_bytes()
+        raw = _read_regular_file(path)
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such file") from None
     except IsADirectoryError:

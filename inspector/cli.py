@@ -553,9 +553,18 @@ def cmd_append(ctx: Context) -> int:
     manager = ctx.manager(read_only=False, create=True)
     try:
         stored = manager.append_many(events, where="stdin" if from_stdin else "flags")
-        if records:
-            _record(manager, args.prompt_tokens, args.model)
-        maintenance = manager.save() if args.maintain else None
+        try:
+            if records:
+                _record(manager, args.prompt_tokens, args.model)
+            maintenance = manager.save() if args.maintain else None
+        except SessionMemoryError as exc:
+            if not stored:
+                raise
+            # The events are stored: say so, or a retry would append them twice.
+            raise SessionMemoryError(
+                f"appended {len(stored)} event(s) (stored: do not append them again), "
+                f"but then: {exc}"
+            ) from exc
     finally:
         manager.close()
     for warning in manager.store.warnings:

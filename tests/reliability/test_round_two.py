@@ -466,3 +466,46 @@ def test_lone_surrogates_and_invisible_characters_are_shown_not_sent_raw(
     js = run_cli(root, *command.split(), "--json", timeout=HANG)
     assert js.returncode == 0, js.stderr
     assert "\u200b" not in js.stdout and "\U000e0041" not in js.stdout
+
+
+def test_an_append_whose_prompt_size_cannot_be_recorded_says_the_events_are_stored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`append --prompt-tokens` stores the events, then rewrites state.json: when that fails
+    the error must say the events are stored, so nobody retries them into doubles."""
+    from inspector.cli import main as cli_main
+
+    root = tmp_path / "memory"
+    mm, ids = seeded_root(root)
+    mm.close()
+    real_replace = os.replace
+
+    def state_disk_full(src: Any, dst: Any, *args: Any, **kwargs: Any) -> None:
+        if Path(dst).name == "state.json":
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real_replace(src, dst, *args, **kwargs)
+
+    monkeypatch.delenv("SESSION_MEMORY_DIR", raising=False)
+    monkeypatch.setattr(os, "replace", state_disk_full)
+    code = cli_main(
+        ["--memory-dir", str(root), "--json", "append", "--type", "assistant_output",
+         "--text", "done", "--prompt-tokens", "1200"]
+    )  # fmt: skip
+    monkeypatch.setattr(os, "replace", real_replace)
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "appended 1 event(s) (stored: do not append them again)" in err
+    lines = (root / "session" / "events.jsonl").read_text(encoding="utf-8").splitlines()
+    ids.append(json.loads(lines[-1])["id"])
+    assert_each_once(root, ids)
+
+
+def test_a_fifo_as_the_config_file_is_bad_input_not_a_hang(tmp_path: Path) -> None:
+    root = tmp_path / "memory"
+    mm, _ids = seeded_root(root)
+    mm.close()
+    config = root.parent / "config" / "memory" / "extraction.yaml"
+    config.unlink()
+    os.mkfifo(config)
+    run = run_cli(root, "--config", str(config), "status", timeout=HANG)
+    assert_clean_failure(run, 2, "extraction.yaml", "not a regular file")
