@@ -191,12 +191,13 @@ def prompt_estimate(mm: MemoryManager) -> int:
 
 def _append(mm: MemoryManager, events: Sequence[dict[str, Any]], stats: ReplayStats) -> int:
     """Append (as the agent would, with `append_many`: no idle-gap rotation) and return the
-    events' estimate."""
+    stored events' estimate (after screenshot scrubbing, as the hot window counts them: a
+    base64 payload the store drops must not skew the provider/estimate ratio)."""
     if not events:
         return 0
-    mm.append_many(events, where="transcript event")
+    stored = mm.append_many(events, where="transcript event")
     stats.events_appended += len(events)
-    return sum(estimate_event_tokens(dict(e)) for e in events)
+    return sum(estimate_event_tokens(e) for e in stored)
 
 
 def _append_batched(
