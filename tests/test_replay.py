@@ -279,3 +279,35 @@ def test_after_the_original_agent_compacts_itself_the_replay_uses_the_fit(tmp_pa
     assert recorded[:8] == [c.prompt_tokens for c in calls[:8]]  # exact before the drop
     assert recorded[8] > 900  # our prompt still holds every event
     assert recorded[8] == pytest.approx(calls[7].prompt_tokens, rel=0.2)
+
+
+def test_provider_ratio_is_taken_on_scrubbed_events(tmp_path: Path) -> None:
+    """A screenshot's base64 never reaches the hot window, so it must not count in the
+    estimate the provider's figures are scaled against (else the trigger fires far too late)."""
+    from core.scrub import strip_screenshot_data
+
+    calls: list[ModelCall] = []
+    figure = 3000
+    for n in range(12):
+        shot = {
+            "type": "tool_result",
+            "role": "tool",
+            "name": "screenshot",
+            "tool_call_id": f"s{n}",
+            "content": {"data": "QUJD" * 5000, "width": 1080, "height": 2400, "format": "png"},
+        }
+        call = {
+            "type": "tool_call",
+            "role": "assistant",
+            "name": "screenshot",
+            "tool_call_id": f"s{n + 1}",
+            "arguments": {"n": n},
+        }
+        inputs = [shot] if n else [{"type": "user_input", "role": "user", "content": "open wifi"}]
+        figure += sum(estimate_event_tokens(strip_screenshot_data(e)) for e in inputs)
+        calls.append(ModelCall(inputs=inputs, outputs=[call], prompt_tokens=figure))
+        figure += estimate_event_tokens(call)
+    transcript = Transcript(format="openai", source="t", calls=calls[:-1], trailing=[])
+    stats = replay(transcript, manager(tmp_path))
+    assert stats.provider_ratio is not None
+    assert stats.provider_ratio == pytest.approx(1.0, abs=0.05)
