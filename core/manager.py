@@ -611,6 +611,8 @@ class MemoryManager:
                 store.refresh()
             except (RecallIndexUnavailable, SessionMemoryError) as exc:
                 self._recall_warn(f"{exc}; the next recall will try again")
+            finally:
+                store.release()  # a runtime that only writes holds no index file open
             self._take_warnings(store)
         self.last_recall_index_ms = (time.perf_counter() - start) * 1000.0
 

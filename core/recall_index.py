@@ -192,6 +192,14 @@ class PersistentRecallIndex:
         self._inode = _inode(self.path)
         return conn
 
+    def release(self) -> None:
+        """Close the connection but keep what was learnt (the next use reopens it): a writer
+        that holds no file open lets the file system be remounted or unmounted."""
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            with contextlib.suppress(sqlite3.Error):
+                conn.close()
+
     def close(self) -> None:
         conn, self._conn = self._conn, None
         self._checked = None
