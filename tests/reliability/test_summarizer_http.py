@@ -6,7 +6,7 @@ from __future__ import annotations
 import http.server
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any
 
 import pytest
@@ -25,7 +25,7 @@ class _Server(http.server.ThreadingHTTPServer):
     seen: list[dict[str, str]]
 
 
-def serve(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[_Server]:
+def serve(handler: type[http.server.BaseHTTPRequestHandler]) -> Generator[_Server, None, None]:
     server = _Server(("127.0.0.1", 0), handler)
     server.seen = []
     thread = threading.Thread(target=server.serve_forever, daemon=True)
