@@ -52,6 +52,9 @@ from core.trigger import PromptSize, prompt_size
 DURABILITY_MODES = ("run", "always", "relaxed")
 """When appends reach the disk (the config's `durability`; see SessionStore)."""
 
+MAX_PROMPT_TOKENS = 10**12
+"""Largest prompt size kept (a sanity cap: larger is a bug upstream, and would overflow floats)."""
+
 MAX_EVENT_BYTES = 8 * 1024 * 1024
 """Largest serialized event line (without its newline) that is appended or read as an event."""
 
@@ -176,8 +179,13 @@ class SessionState:
             if obj.get(key) is not None and not isinstance(obj[key], str):
                 raise StoreError(f"{where}: {key} must be a string or null")
         lpt = obj.get("last_prompt_tokens")
-        if lpt is not None and (not isinstance(lpt, int) or isinstance(lpt, bool) or lpt < 0):
-            raise StoreError(f"{where}: last_prompt_tokens must be a non-negative integer or null")
+        if lpt is not None and (
+            not isinstance(lpt, int) or isinstance(lpt, bool) or not 0 <= lpt <= MAX_PROMPT_TOKENS
+        ):
+            raise StoreError(
+                f"{where}: last_prompt_tokens must be an integer from 0 to {MAX_PROMPT_TOKENS} "
+                "or null"
+            )
         raw_counters = obj.get("counters") or {}
         if not isinstance(raw_counters, dict):
             raise StoreError(f"{where}: counters must be an object")
@@ -762,8 +770,10 @@ class SessionStore:
         """Record the provider's prompt size of the latest model call (contract §5): the latest
         figure wins, anchored at the last event now in events.jsonl, so events appended after
         it are added by estimate until the next figure."""
-        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
-            raise BadInputError(f"prompt tokens must be a non-negative integer, got {n!r}")
+        if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n <= MAX_PROMPT_TOKENS:
+            raise BadInputError(
+                f"prompt tokens must be an integer from 0 to {MAX_PROMPT_TOKENS}, got {n!r:.40}"
+            )
 
         def apply(state: SessionState) -> None:
             state.last_prompt_tokens = n

@@ -358,8 +358,11 @@ def test_user_input_starts_a_run_and_the_latest_prompt_size_wins(tmp_path: Path)
     state = store.read_state()
     assert state.last_prompt_tokens == 300
     assert state.prompt_tokens_after_event_id == stored[0]["id"], "anchored at the last event"
-    with pytest.raises(Exception, match="non-negative integer"):
+    with pytest.raises(Exception, match="integer from 0"):
         store.record_prompt_tokens(-1)
+    with pytest.raises(Exception, match="integer from 0"):
+        store.record_prompt_tokens(10**400)
+    assert store.read_state().last_prompt_tokens == 300, "a refused figure changes nothing"
 
 
 def test_plain_appends_do_not_rewrite_state_json(tmp_path: Path) -> None:
