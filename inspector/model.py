@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar, overload
 
+from core.atomic import open_no_symlink
 from core.chunks import list_pending, read_index
 from core.errors import IndexCorruptError, SessionMemoryError
 from core.events import CutClass, Event, cut_class, is_synthetic
@@ -217,7 +218,7 @@ class _Lists:
 
 def _read_span(path: Path, offset: int, length: int) -> bytes | None:
     try:
-        with open(path, "rb") as fh:
+        with os.fdopen(open_no_symlink(path, os.O_RDONLY), "rb") as fh:
             return os.pread(fh.fileno(), length, offset)
     except OSError:
         return None
@@ -497,7 +498,7 @@ class HotWindowModel:
             return None
         start = time.perf_counter()
         try:
-            with open(self.path, "rb") as fh:
+            with os.fdopen(open_no_symlink(self.path, os.O_RDONLY), "rb") as fh:
                 size = os.fstat(fh.fileno()).st_size
                 if size <= PEEK_ABOVE_BYTES:
                     return None

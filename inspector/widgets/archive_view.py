@@ -25,6 +25,7 @@ Styles: inspector/styles/widgets/archive_view.tcss.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
@@ -38,6 +39,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Input, Static
 from textual.worker import get_current_worker
 
+from core.atomic import open_no_symlink
 from core.manager import ArchiveInfo
 from inspector.safe_text import one_line, safe_line
 from inspector.tables import replace_rows
@@ -70,7 +72,7 @@ def first_request(session_dir: Path) -> str:
     """The first user_input of an archived session's events.jsonl ("" when none is near the
     start); only the first FIRST_REQUEST_BYTES are read."""
     try:
-        with open(session_dir / "events.jsonl", "rb") as fh:
+        with os.fdopen(open_no_symlink(session_dir / "events.jsonl", os.O_RDONLY), "rb") as fh:
             head = fh.read(FIRST_REQUEST_BYTES)
     except OSError:
         return ""

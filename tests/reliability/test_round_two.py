@@ -510,3 +510,19 @@ def test_a_fifo_as_the_config_file_is_bad_input_not_a_hang(tmp_path: Path) -> No
     os.mkfifo(config)
     run = run_cli(root, "--config", str(config), "status", timeout=HANG)
     assert_clean_failure(run, 2, "extraction.yaml", "not a regular file")
+
+
+def test_the_tui_model_never_blocks_on_a_fifo_events_file(tmp_path: Path) -> None:
+    """The TUI's own readers (peek, the event detail, an archive's first request) refuse a FIFO
+    at once instead of blocking a worker on it (issue 12 item 1)."""
+    from inspector.model import HotWindowModel, _read_span
+    from inspector.widgets.archive_view import first_request
+
+    session = tmp_path / "m" / "session"
+    session.mkdir(parents=True)
+    events = session / "events.jsonl"
+    os.mkfifo(events)
+    model = HotWindowModel(events)
+    assert model.peek() is None
+    assert _read_span(events, 0, 10) is None
+    assert first_request(session) == ""
