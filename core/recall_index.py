@@ -120,15 +120,24 @@ class _Stored:
     """What the file holds, read in one transaction. (Plain classes: a cold recall imports
     this module, and a dataclass costs about a millisecond to define.)"""
 
-    __slots__ = ("fmt", "ids", "index_key", "next_no")
+    __slots__ = ("fmt", "generation", "ids", "index_key", "keys", "next_no")
 
     def __init__(
-        self, fmt: str | None, index_key: str | None, ids: dict[int, str], next_no: int
+        self,
+        fmt: str | None,
+        index_key: str | None,
+        ids: dict[int, str],
+        next_no: int,
+        generation: tuple[str | None, str | None] = (None, None),
+        keys: list[tuple[str, str]] | None = None,
     ) -> None:
         self.fmt = fmt
         self.index_key = index_key
         self.ids = ids
         self.next_no = next_no
+        self.generation = generation
+        self.keys = keys
+        """(chunk id, file key) rows when they were read with the ids (a cold start)."""
 
 
 class SyncReport:
@@ -184,7 +193,9 @@ class PersistentRecallIndex:
             if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                 conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
-            conn.executescript(_SCHEMA)
+            tables = conn.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table'")
+            if tables.fetchone()[0] < 3:
+                conn.executescript(_SCHEMA)
         except BaseException:
             conn.close()
             raise
@@ -276,15 +287,20 @@ class PersistentRecallIndex:
     def _read_stored(self, conn: sqlite3.Connection) -> _Stored:
         meta = dict(conn.execute("SELECT k, v FROM meta").fetchall())
         generation = (meta.get("generation"), meta.get("count"))
+        keys: list[tuple[str, str]] | None = None
         if self._checked is not None and self._checked[0] == generation and self._ids:
             ids = self._ids
         else:
-            ids = dict(conn.execute("SELECT no, chunk_id FROM chunks").fetchall())
+            rows = conn.execute("SELECT no, chunk_id, file_key FROM chunks").fetchall()
+            ids = {no: cid for no, cid, _ in rows}
+            keys = [(cid, key) for _, cid, key in rows]
         return _Stored(
             fmt=meta.get("format"),
             index_key=meta.get("index_key"),
             ids=ids,
             next_no=int(meta.get("next_no", "1")),
+            generation=generation,
+            keys=keys,
         )
 
     def _fingerprint(self) -> tuple[object, ...]:
@@ -309,13 +325,14 @@ class PersistentRecallIndex:
         if self._checked is not None and self._checked[1:] == fingerprint:
             return None
         assert self._conn is not None
-        keys = self._conn.execute("SELECT chunk_id, file_key FROM chunks").fetchall()
+        keys = stored.keys
+        if keys is None:
+            keys = self._conn.execute("SELECT chunk_id, file_key FROM chunks").fetchall()
         folder = str(self.paths.chunks_dir)
         for cid, key in keys:  # ids were validated when they were indexed
             if _file_key_str(f"{folder}/{cid}.jsonl") != key:
                 return f"{cid} changed"
-        meta = dict(self._conn.execute("SELECT k, v FROM meta").fetchall())
-        self._checked = ((meta.get("generation"), meta.get("count")), *fingerprint)
+        self._checked = (stored.generation, *fingerprint)
         return None
 
     # -- writing -------------------------------------------------------------------------
