@@ -547,8 +547,9 @@ def recall_once(memory_dir: Path | str, query: str, limit: int = 5) -> RecallRes
     the index is unusable): then use `MemoryManager.recall`, which handles every case."""
     paths = MemoryPaths(memory_dir)
     try:
-        if any(os.scandir(paths.pending_dir)):
-            return None
+        with os.scandir(paths.pending_dir) as listing:
+            if any(listing):
+                return None
     except FileNotFoundError:
         pass
     except OSError:
