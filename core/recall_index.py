@@ -101,6 +101,12 @@ def _file_key_str(path: str) -> str:
     return f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
 
 
+def _busy(exc: BaseException) -> bool:
+    """SQLite's "database is locked" / "busy": a writer elsewhere held on past the timeout."""
+    text = str(exc).lower()
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
+
+
 def _inode(path: Path) -> int | None:
     try:
         return path.stat().st_ino
@@ -259,6 +265,11 @@ class PersistentRecallIndex:
         try:
             return action()
         except (sqlite3.Error, OSError) as exc:
+            if _busy(exc):  # another process is writing it: healthy, not ours to delete
+                self.release()
+                raise RecallIndexUnavailable(
+                    f"{self.path}: another process is updating it ({exc})"
+                ) from exc
             self.warnings.append(f"{self.path}: {exc}; rebuilding it from the chunk files")
         self._discard_file()
         try:

@@ -295,3 +295,34 @@ def test_recall_once_gives_the_managers_answer_without_importing_it(tmp_path: Pa
     (pending / "p-1.jsonl").write_text("")
     assert recall_once(root, "camera") is None
     assert recall_once(tmp_path / "nothing", "camera") is None
+
+
+def test_a_writer_elsewhere_is_not_mistaken_for_corruption(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While another process holds the index's write lock past the timeout, a recall that
+    needs to update it answers from the chunk files (with a warning) and leaves the file to
+    its writer; once the lock is gone the index catches up."""
+    import core.recall_index as ri
+
+    root = compacted_root(tmp_path, passes=1)
+    writer = MemoryManager(root, config())
+    writer.persistent_recall = False
+    fill(writer, 3, start=6)
+    assert writer.save(force=True).compacted  # the index now lags behind index.yaml
+    path = index_file(root)
+    inode = path.stat().st_ino
+    monkeypatch.setattr(ri, "BUSY_TIMEOUT_MS", 200)
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        reader = MemoryManager(root, config(), read_only=True)
+        assert reader.recall("TKT-7", limit=10) == in_memory(root, "TKT-7", limit=10)
+        assert any("another process is updating it" in w for w in reader.recall_warnings)
+        assert path.stat().st_ino == inode, "the file was left to its writer"
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    later = MemoryManager(root, config(), read_only=True)
+    assert later.recall("TKT-7", limit=10) == in_memory(root, "TKT-7", limit=10)
+    assert later.recall_warnings == []
