@@ -13,11 +13,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from bench.targets import KEYS
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.extended
 def test_quick_json_reports_every_key() -> None:
     env = dict(os.environ)
     env.pop("SESSION_MEMORY_FAULT", None)

@@ -76,6 +76,7 @@ def soak(tmp_path: Path, seconds: float, writers: int = 3, maintainers: int = 2)
     return figures
 
 
+@pytest.mark.extended
 def test_soak_bounded(tmp_path: Path) -> None:
     soak(tmp_path, seconds=40)
 
