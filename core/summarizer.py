@@ -234,10 +234,13 @@ _CONSTRAINT_RE = re.compile(
     re.IGNORECASE,
 )
 _NEXT_RE = re.compile(
-    r"\b(next|todo|to do|plan to|going to|remaining|still need|need to|then I|I will|I'll|"
-    r"follow[- ]up|left to)\b|接下来|下一步|还需要|待办|次に|다음",
+    r"\b(next|plan to|going to|still need|need to|then I|I will|I'll|"
+    r"follow[- ]up|left to)\b|接下来|下一步|还需要|次に|다음",
     re.IGNORECASE,
 )
+"""The agent saying what it will do. Not "TODO"/"待办"/"remaining": those head lists in what
+the agent wrote for the user (minutes, code), which are not its own next steps."""
+_LIST_ITEM_RE = re.compile(r"^\s*(?:[-*•]|\d+[.)、]|[一二三四五六七八九十]+、|[A-Za-z][.)])\s*")
 _CODE_FENCE_RE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 _COMMENT_LINE_RE = re.compile(r"^\s*(?:#|//|/\*|\*|--|;|>|<!--|%)")
 _STOPWORDS = frozenset(
@@ -540,7 +543,9 @@ class ExtractiveSummarizer:
             if final.error:
                 doc.add("Next Steps", f"Resolve: {final.error}", 63)
             if final.outcome:
-                for sentence in sentences(prose(final.said[-1]) if final.said else ""):
+                own = prose(final.said[-1]) if final.said else ""
+                lines = [ln for ln in own.split("\n") if not _LIST_ITEM_RE.match(ln)]
+                for sentence in sentences("\n".join(lines)):
                     if _NEXT_RE.search(sentence):
                         doc.add("Next Steps", shorten(sentence, 200), 58)
             elif final.request and not final.continued and not final.actions:

@@ -220,6 +220,20 @@ def test_next_steps_come_from_the_agents_own_words_only() -> None:
     assert "540" not in text and "foo_bar_baz" not in text and "./foo" not in text
 
 
+def test_minutes_the_agent_wrote_are_not_its_next_steps() -> None:
+    """Lists the agent writes for the user (minutes, to-do items) are content, not its plan."""
+    events: list[Event] = [
+        {"type": "user_input", "content": "把周会录音整理成会议纪要。"},
+        {"type": "assistant_output", "content": "会议纪要：\n三、结论：先做白名单。\n"
+         "四、待办：小王负责白名单方案，周三前给出结论。\n- TODO: Alice to follow up on the "
+         "battery data.\n1. Next release: ship the whitelist."},
+    ]  # fmt: skip
+    text = EX.summarize(events)
+    steps = "\n".join(section(text, "Next Steps:")) if "Next Steps:" in text else ""
+    assert "小王" not in steps and "Alice" not in steps and "Next release" not in steps
+    assert "小王负责白名单方案" in text, "the minutes stay in the outcome"
+
+
 def test_critical_context_ranks_said_and_used_identifiers_first() -> None:
     events: list[Event] = [
         {"type": "user_input", "content": "Why does `load_config` raise ConfigError on CI? "
