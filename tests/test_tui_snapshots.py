@@ -25,6 +25,9 @@ from tests.tui_fixtures import (
     build_with_archive,
 )
 
+pytestmark = pytest.mark.extended
+"""A minute of SVG snapshots: CI runs them as their own step (`pytest -m extended`)."""
+
 SIZES = [(60, 20), (80, 24), (120, 40)]
 
 

@@ -26,6 +26,9 @@ from tests.reliability._support import (
     small_config,
 )
 
+pytestmark = pytest.mark.extended
+"""Every bad input through real CLI processes: most of a minute, so CI runs it as its own step."""
+
 READING = ["status", "plan", "recall camera", "prompt --system s --task t"]
 WRITING = ["compact --force", "repair"]
 
