@@ -4,9 +4,7 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +14,8 @@ from core.config import CompactionConfig
 from core.faults import FAULT_POINTS
 from core.manager import MemoryManager
 from tests.memory_invariants import assert_each_once, indexed_chunk_ids, stored_id_counts
+from tests.mm_child_run import run_mm_child
 
-CHILD = Path(__file__).with_name("mm_child.py")
 CONFIG: dict[str, Any] = {
     "count_compress_after_events": 8,
     "hot_window_events": 3,
@@ -28,17 +26,7 @@ PASS_POINTS = [p for p in FAULT_POINTS if p != "during_rotation"]
 
 
 def run_child(root: Path, *args: str, fault: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    env.pop("SESSION_MEMORY_FAULT", None)
-    if fault:
-        env["SESSION_MEMORY_FAULT"] = fault
-    return subprocess.run(
-        [sys.executable, str(CHILD), str(root), json.dumps(CONFIG), *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    return run_mm_child(root, CONFIG, *args, fault=fault)
 
 
 def fill(mm: MemoryManager, turns: int, start: int = 0) -> list[str]:

@@ -5,7 +5,6 @@ kept up to date by passes, carried by rotation, rebuilt by repair, readable duri
 from __future__ import annotations
 
 import json
-import os
 import re
 import sqlite3
 import subprocess
@@ -19,8 +18,8 @@ from core.config import CompactionConfig
 from core.manager import MemoryManager
 from core.recall import RecallResult
 from core.recall_index import INDEX_FILE
+from tests.mm_child_run import CHILD, run_mm_child
 
-CHILD = Path(__file__).with_name("mm_child.py")
 CONFIG: dict[str, Any] = {
     "count_compress_after_events": 8,
     "hot_window_events": 3,
@@ -168,17 +167,7 @@ def test_an_unusable_index_falls_back_to_memory_with_a_warning(tmp_path: Path) -
 
 
 def run_child(root: Path, *args: str, fault: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    env.pop("SESSION_MEMORY_FAULT", None)
-    if fault:
-        env["SESSION_MEMORY_FAULT"] = fault
-    return subprocess.run(
-        [sys.executable, str(CHILD), str(root), json.dumps(CONFIG), *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    return run_mm_child(root, CONFIG, *args, fault=fault)
 
 
 @pytest.mark.parametrize("fault", ["after_chunk_write", "after_index_write"])
