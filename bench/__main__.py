@@ -51,6 +51,16 @@ GROUPS: dict[str, tuple[str, ...]] = {
         "tui_summary_key_latency_p95_ms",
     ),
     "peer": ("peer_turn_ratio_100", "peer_turn_ratio_1k", "peer_turn_ratio_10k"),
+    "scale": (
+        "pass_ms_10k_chunks",
+        "pass_ratio_10k_vs_10_chunks",
+        "status_cold_ms_10k_chunks",
+        "plan_cold_ms_10k_chunks",
+        "prompt_cold_ms_10k_chunks",
+        "rotate_ms_10k_chunks",
+        "index_bytes_per_chunk",
+        "summary_md_within_bound_10k",
+    ),
 }
 
 

@@ -19,8 +19,12 @@ but the newest 40 summarized); then K turns are timed, K large enough to include
 
 from __future__ import annotations
 
+import cProfile
 import importlib.metadata
+import pstats
 import random
+import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -51,8 +55,8 @@ def project_config() -> CompactionConfig:
     )
 
 
-def project_turns(root: Path, n: int, turns: int) -> float:
-    """Mean seconds per turn of the project at a session of about n messages."""
+def project_session(root: Path, n: int) -> tuple[MemoryManager, random.Random]:
+    """A manager on a session of about n messages, built by real appends and passes."""
     rng = random.Random(3)
     manager = MemoryManager(root, project_config(), summarizer=FixedSummarizer())
     done = 0
@@ -65,15 +69,99 @@ def project_turns(root: Path, n: int, turns: int) -> float:
             done += 1
         manager.append_many(batch)
         manager.save()
+    return manager, rng
+
+
+def project_turn(manager: MemoryManager, rng: random.Random) -> None:
+    """One turn as an agent runtime makes it."""
+    manager.begin_run(message_text(rng))
+    manager.commit_run(message_text(rng))
+    manager.wait_for_maintenance()
+    manager.build_prompt("You are a helpful agent.", "continue")
+
+
+def project_turns(root: Path, n: int, turns: int) -> float:
+    """Mean seconds per turn of the project at a session of about n messages."""
+    manager, rng = project_session(root, n)
     start = time.perf_counter()
     for _ in range(turns):
-        manager.begin_run(message_text(rng))
-        manager.commit_run(message_text(rng))
-        manager.wait_for_maintenance()
-        manager.build_prompt("You are a helpful agent.", "continue")
+        project_turn(manager, rng)
     elapsed = time.perf_counter() - start
     manager.close()
     return elapsed / turns
+
+
+def _top(stats: pstats.Stats, turns: int, limit: int) -> list[dict[str, Any]]:
+    """The `limit` functions with the most cumulative time, in ms per turn."""
+    rows: list[dict[str, Any]] = []
+    table: dict[Any, Any] = stats.stats  # type: ignore[attr-defined]
+    for (filename, line, func), (_cc, calls, own, cum, _callers) in table.items():
+        if func in PROFILE_SKIP or (filename == "~" and "method 'disable'" in func):
+            continue
+        where = Path(filename)
+        short = f"{where.parent.name}/{where.name}" if where.parent.name else where.name
+        name = f"{short}:{line}({func})" if line else func
+        rows.append(
+            {
+                "function": name,
+                "cum_ms": round(cum * 1000 / turns, 3),
+                "own_ms": round(own * 1000 / turns, 3),
+                "calls": round(calls / turns, 1),
+            }
+        )
+    rows.sort(key=lambda r: -r["cum_ms"])
+    return rows[:limit]
+
+
+PROFILE_SKIP = frozenset({"<module>", "<built-in method builtins.exec>"})
+
+
+def profile_turns(n: int = 10_000, turns: int = 100, limit: int = 18) -> dict[str, Any]:
+    """Where one project turn at n messages spends its time: cProfile of the calling thread
+    (begin_run, commit_run, wait, build_prompt) and, separately, of the background maintenance
+    threads (the passes), in ms per turn."""
+    threads: list[cProfile.Profile] = []
+    guard = threading.Lock()
+
+    def start_thread_profile(*_: Any) -> None:
+        if threading.current_thread().name != "session-maintenance":
+            sys.setprofile(None)
+            return
+        prof = cProfile.Profile()
+        with guard:
+            threads.append(prof)
+        prof.enable()  # replaces this hook for the rest of the thread
+
+    with scratch("peer-profile") as root:
+        manager, rng = project_session(root, n)
+        project_turn(manager, rng)  # the first turn after the setup passes is not typical
+        caller = cProfile.Profile()
+        threading.setprofile(start_thread_profile)
+        try:
+            start = time.perf_counter()
+            caller.enable()
+            for _ in range(turns):
+                project_turn(manager, rng)
+            caller.disable()
+            elapsed = time.perf_counter() - start
+        finally:
+            threading.setprofile(None)
+            manager.close()
+    main_stats = pstats.Stats(caller)
+    out: dict[str, Any] = {
+        "messages": n,
+        "turns": turns,
+        "turn_ms_profiled": round(elapsed * 1000 / turns, 3),
+        "caller_thread": _top(main_stats, turns, limit),
+        "maintenance_threads": [],
+        "passes": len(threads),
+    }
+    if threads:
+        bg = pstats.Stats(threads[0])
+        for prof in threads[1:]:
+            bg.add(prof)
+        out["maintenance_threads"] = _top(bg, turns, limit)
+    return out
 
 
 def peer_turns(n: int, turns: int) -> float:
@@ -129,13 +217,14 @@ def run(quick: bool) -> Outcome:
     out = Outcome()
     version = peer_version()
     keys = [f"peer_turn_ratio_{label}" for label, _ in SIZES]
+    profile = {} if quick else profile_turns()
     if version is None:
         for key in keys:
             out.values[key] = None
             out.notes[key] = (
                 "peer not installed: pip install 'langmem>=0.0.30' (the optional bench extra)"
             )
-        out.details["peer"] = {"name": "langmem", "version": None}
+        out.details["peer"] = {"name": "langmem", "version": None, "profile_10k": profile}
         return out
     turns = 60 if quick else 200
     per: dict[str, dict[str, float]] = {}
@@ -151,5 +240,6 @@ def run(quick: bool) -> Outcome:
         "langchain_core": importlib.metadata.version("langchain-core"),
         "turns_timed": turns,
         "per_turn": per,
+        "profile_10k": profile,
     }
     return out

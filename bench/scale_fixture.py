@@ -2,14 +2,14 @@
 
 `ensure_scale_root(quick)` gives a root whose active session holds 10,000 chunks (2,000 with
 `quick`) of 100 compacted events each, plus one archived session per 100 chunks (100 at 10k).
-Everything is written by the project's own writers, as a pass and a rotation would leave it:
+Everything is written by the project's own writers, as passes and rotations would leave it:
 chunk files by `write_chunk_file`, index.yaml by `write_index`, summary.md and
 summary_archive.md by `write_summaries`, the hot window by `SessionStore.append_events`, the
-archives by `core.rotation.rotate`. Each chunk's summary is the extractive summarizer's output
-on that chunk's own events. Building 10k chunks takes minutes, so the root is cached under
-`CACHE_DIR`, keyed by `GENERATOR_VERSION` and its size; a build is staged in a temporary folder
-and renamed into place when complete, under a file lock, so two benchmarks never see half a root
-or build the same one twice.
+archives by `core.rotation.rotate`, chunks/recall.sqlite by `MemoryManager.recall`. Each
+chunk's summary is the extractive summarizer's output on that chunk's own events. Building 10k
+chunks takes minutes, so the root is cached under `CACHE_DIR`, keyed by `GENERATOR_VERSION` and
+its size; a build is staged in a temporary folder and renamed into place when complete, under a
+file lock, so two benchmarks never see half a root or build the same one twice.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from core.chunks import ChunkEntry, write_chunk_file, write_index
 from core.config import CompactionConfig
 from core.events import Event
 from core.maintenance import write_summaries
+from core.manager import MemoryManager
 from core.rotation import rotate
 from core.store import SessionStore
 from core.summarizer import ExtractiveSummarizer
@@ -40,6 +41,7 @@ ARCHIVE_CHUNKS = 10
 """Chunks in each archived session (archives are closed sessions of ordinary length)."""
 HOT_EVENTS = 60
 """Events left in each session's hot window: under the count trigger, so nothing is pending."""
+RECALL_READY = "recall.ready"
 FULL_CHUNKS = 10_000
 QUICK_CHUNKS = 2_000
 
@@ -240,7 +242,19 @@ def build_root(root: Path, n_chunks: int, n_archives: int, *, seed: int = 14) ->
         rotate(store, config)
         store = SessionStore(root)
     _fill_session(store, config, n_chunks, rng, "live", clock)
+    build_recall_index(root)
     return root
+
+
+def build_recall_index(root: Path) -> None:
+    """chunks/recall.sqlite of the active session, as every pass of a live root keeps it
+    (`MemoryManager` builds it on the first recall); without it the first pass timed would
+    index the whole history."""
+    manager = MemoryManager(root, CompactionConfig())
+    try:
+        manager.recall("deploy")
+    finally:
+        manager.close()
 
 
 def archives_for(n_chunks: int) -> int:
@@ -264,14 +278,19 @@ def cached_root(n_chunks: int, n_archives: int | None = None) -> Path:
     archives = archives_for(n_chunks) if n_archives is None else n_archives
     name = f"scale-v{GENERATOR_VERSION}-{n_chunks}c-{archives}a"
     final = CACHE_DIR / name
-    if (final / "memory").is_dir():
+    if (final / RECALL_READY).exists():
         return final / "memory"
     with _build_lock(name):
-        if (final / "memory").is_dir():
+        if (final / RECALL_READY).exists():
+            return final / "memory"
+        if (final / "memory").is_dir():  # built before the recall index was part of it
+            build_recall_index(final / "memory")
+            (final / RECALL_READY).touch()
             return final / "memory"
         staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=CACHE_DIR))
         try:
             build_root(staging / "memory", n_chunks, archives)
+            (staging / RECALL_READY).touch()
             os.rename(staging, final)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)

@@ -90,6 +90,24 @@ TARGETS: tuple[Target, ...] = (
     Target("peer_turn_ratio_100", "per-turn overhead / peer's, 100 messages", "", None, None),
     Target("peer_turn_ratio_1k", "per-turn overhead / peer's, 1,000 messages", "", None, None),
     Target("peer_turn_ratio_10k", "per-turn overhead / peer's, 10,000 messages", "", None, None),
+    Target(
+        "pass_ms_10k_chunks", "one pass, no-op summarizer, root of 10k chunks", "ms", None, None
+    ),
+    Target(
+        "pass_ratio_10k_vs_10_chunks", "that pass / the same at 10 chunks, 1 archive", "", "<=", 1.5
+    ),
+    Target(
+        "status_cold_ms_10k_chunks",
+        "`status`, fresh process, 10k chunks, 100 archives",
+        "ms",
+        "<=",
+        250,
+    ),
+    Target("plan_cold_ms_10k_chunks", "`plan`, fresh process, 10k chunks", "ms", "<=", 250),
+    Target("prompt_cold_ms_10k_chunks", "`prompt`, fresh process, 10k chunks", "ms", "<=", 250),
+    Target("rotate_ms_10k_chunks", "`rotate` of a session of 10k chunks", "ms", "<=", 500),
+    Target("index_bytes_per_chunk", "index.yaml bytes per chunk at 10k chunks", "B", None, None),
+    Target("summary_md_within_bound_10k", "1 if summary.md ≤ summary_md_bound at 10k", "", ">=", 1),
 )
 
 KEYS: tuple[str, ...] = tuple(t.key for t in TARGETS)
