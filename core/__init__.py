@@ -4,9 +4,13 @@ Comments in this package cite "contract §N" and "design: <section>"; docs/DESIG
 section map) says where each is described, docs/FORMATS.md holds the file formats.
 """
 
-from typing import TYPE_CHECKING, Any
+from __future__ import annotations
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: a cold recall does not import typing
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from core.config import CompactionConfig, LoadedConfig, SummarizerConfig, load_config
     from core.errors import (
         BadInputError,

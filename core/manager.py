@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from core.atomic import read_bytes_no_symlink
+from core.catalog import read_catalog, rebuild_catalog
 from core.chunks import (
     list_chunk_files,
     list_pending,
@@ -415,6 +416,8 @@ class MemoryManager:
             with self.store.lock():
                 entries = read_index(self.paths).entries
                 write_summaries(self.store, self.config, entries)
+                rebuild_catalog(self.paths)
+                repaired["catalog_rebuilt"] = 1
             for key, n in self._recover_archives().items():
                 repaired[key] = repaired.get(key, 0) + n
         self._recall_cache = self._recall_active = None
@@ -480,9 +483,10 @@ class MemoryManager:
     # -- reading ---------------------------------------------------------------------------
 
     def has_compressed_history(self) -> bool:
-        """True when the active session has indexed chunks (archives never count)."""
+        """True when the active session has indexed chunks (archives never count); read
+        through the catalog, so a prompt does not parse a 10,000-chunk index."""
         try:
-            return bool(read_index(self.paths).entries)
+            return len(read_catalog(self.paths)) > 0
         except IndexCorruptError:
             return self.paths.summary.exists() and self.paths.summary.stat().st_size > 0
 
@@ -582,7 +586,9 @@ class MemoryManager:
         key = paths.session
         store = self._recall_files.get(key)
         if store is None:
-            store = self._recall_files[key] = PersistentRecallIndex(paths, _chunk_events)
+            store = self._recall_files[key] = PersistentRecallIndex(
+                paths, _chunk_events, read_only=self.read_only
+            )
         return store
 
     def _close_recall_files(self) -> None:
@@ -678,12 +684,13 @@ class MemoryManager:
         index_error = None
         chunk_count = 0
         try:
-            read = read_index(self.paths)
-            chunk_count = len(read.entries)
+            read = read_catalog(self.paths)
+            chunk_count = len(read)
             warnings.extend(read.warnings)
-            for entry in read.entries:
-                chunk_file = self.paths.chunk_file(entry.chunk_id)
-                if not chunk_file.is_file():
+            on_disk = set(list_chunk_files(self.paths))
+            for chunk_id in read.chunk_ids():
+                if chunk_id not in on_disk:
+                    chunk_file = self.paths.chunk_file(chunk_id)
                     warnings.append(
                         f"{chunk_file}: listed in {self.paths.index} but missing; "
                         "its events cannot be recalled"
@@ -735,7 +742,7 @@ class MemoryManager:
                 store = SessionStore(self.memory_dir, session=child)
                 snap = store.read_events()
                 try:
-                    chunk_count = len(read_index(store.paths).entries)
+                    chunk_count = len(read_catalog(store.paths, write=False))
                 except IndexCorruptError:
                     chunk_count = 0
                 created = store.read_state().created_at if store.paths.state.exists() else None

@@ -36,18 +36,17 @@ import heapq
 import math
 import re
 import unicodedata
-from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from core.errors import BadInputError
-from core.tokens import content_text
 
-if TYPE_CHECKING:  # kept out of a cold import (core.recall_index.recall_once)
+TYPE_CHECKING = False  # a cold recall (core.recall_index.recall_once) imports neither typing
+if TYPE_CHECKING:  # nor dataclasses, the event model or the token estimate
+    from typing import Any, Literal, Protocol
+
     from core.events import Event
 
-Source = Literal["active", "pending"]
+    Source = Literal["active", "pending"]
 SOURCES: frozenset[str] = frozenset({"active", "pending"})
 
 BM25_K1 = 1.2
@@ -291,55 +290,130 @@ def query_terms(query: str) -> QueryTerms:
     return QueryTerms(weights, tuple(dict.fromkeys(phrases)))
 
 
+def content_text(value: Any) -> str:
+    """`core.tokens.content_text` (a string as is, anything else as compact JSON), here so a
+    cold recall does not import the token estimate."""
+    if isinstance(value, str):
+        return value
+    import json
+
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
 def event_search_text(event: Event) -> str:
     """What recall reads of an event: its content, name and arguments."""
-    parts: list[str] = []
     content = event.get("content")
+    name = event.get("name")
+    args = event.get("arguments")
+    if isinstance(content, str) and name is None and args is None:
+        return content  # most events: no join
+    parts: list[str] = []
     if content is not None:
         parts.append(content_text(content))
-    name = event.get("name")
     if isinstance(name, str):
         parts.append(name)
-    args = event.get("arguments")
     if args is not None:
         parts.append(content_text(args))
     return "\n".join(parts)
 
 
-@dataclass(frozen=True)
 class RecallDoc:
     """One searchable unit: an indexed chunk ("active") or a pending evidence file.
 
     With `load`, the index keeps no events for the document once it is analysed: a search
     calls `load()` for the documents it returns (the manager reads the chunk file), so a large
     compacted history costs its term postings in memory, not every event twice.
+    (The records here are plain classes, not dataclasses: a cold recall imports this module,
+    and `dataclasses` with what it pulls in costs ~8 ms.)
     """
 
-    chunk_id: str
-    source: Source
-    summary: str
-    events: Sequence[Event]
-    load: Callable[[], Sequence[Event]] | None = field(default=None, compare=False, repr=False)
+    __slots__ = ("chunk_id", "events", "load", "source", "summary")
 
-    def __post_init__(self) -> None:
-        if self.source not in SOURCES:
-            raise ValueError(f"recall source must be 'active' or 'pending', got {self.source!r}")
+    def __init__(
+        self,
+        chunk_id: str,
+        source: Source,
+        summary: str,
+        events: Sequence[Event],
+        load: Callable[[], Sequence[Event]] | None = None,
+    ) -> None:
+        if source not in SOURCES:
+            raise ValueError(f"recall source must be 'active' or 'pending', got {source!r}")
+        self.chunk_id = chunk_id
+        self.source: Source = source
+        self.summary = summary
+        self.events = events
+        self.load = load
+
+    def _key(self) -> tuple[object, ...]:
+        return (self.chunk_id, self.source, self.summary, self.events)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RecallDoc) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash((self.chunk_id, self.source, self.summary))
+
+    def __repr__(self) -> str:
+        return (
+            f"RecallDoc(chunk_id={self.chunk_id!r}, source={self.source!r}, "
+            f"summary={self.summary!r}, events={self.events!r})"
+        )
+
+    def without_events(self) -> RecallDoc:
+        return RecallDoc(self.chunk_id, self.source, self.summary, (), self.load)
 
     def current_events(self) -> Sequence[Event]:
         return self.events if self.load is None else self.load()
 
 
-@dataclass(frozen=True)
 class RecallHit:
-    chunk_id: str
-    source: Source
-    score: float
-    summary: str
-    events: list[Event]
-    """The chunk's events whose own text has a query term, in order, at most 20."""
-    session_id: str | None = None
-    """Set by a search over several sessions (`recall --all-sessions`): the session it is from."""
-    archived: bool = False
+    """One result. `events`: the chunk's events whose own text has a query term, in order, at
+    most 20. `session_id` is set by a search over several sessions (`recall --all-sessions`):
+    the session it is from."""
+
+    __slots__ = ("archived", "chunk_id", "events", "score", "session_id", "source", "summary")
+
+    def __init__(
+        self,
+        chunk_id: str,
+        source: Source,
+        score: float,
+        summary: str,
+        events: list[Event],
+        session_id: str | None = None,
+        archived: bool = False,
+    ) -> None:
+        self.chunk_id = chunk_id
+        self.source: Source = source
+        self.score = score
+        self.summary = summary
+        self.events = events
+        self.session_id = session_id
+        self.archived = archived
+
+    def _key(self) -> tuple[object, ...]:
+        return (
+            self.chunk_id,
+            self.source,
+            self.score,
+            self.summary,
+            self.events,
+            self.session_id,
+            self.archived,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RecallHit) and self._key() == other._key()
+
+    __hash__ = None  # type: ignore[assignment]  # holds a list, as the dataclass did
+
+    def __repr__(self) -> str:
+        return (
+            f"RecallHit(chunk_id={self.chunk_id!r}, source={self.source!r}, "
+            f"score={self.score!r}, summary={self.summary!r}, events={self.events!r}, "
+            f"session_id={self.session_id!r}, archived={self.archived!r})"
+        )
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -355,15 +429,34 @@ class RecallHit:
         return out
 
 
-@dataclass(frozen=True)
 class RecallResult:
-    results: list[RecallHit]
-    pending_chunks_recalled: int
-    """Results whose source is "pending", and nothing else (never inferred from an id)."""
+    """`pending_chunks_recalled`: results whose source is "pending", and nothing else (never
+    inferred from an id)."""
+
+    __slots__ = ("pending_chunks_recalled", "results")
+
+    def __init__(self, results: list[RecallHit], pending_chunks_recalled: int) -> None:
+        self.results = results
+        self.pending_chunks_recalled = pending_chunks_recalled
 
     @classmethod
     def of(cls, hits: list[RecallHit]) -> RecallResult:
         return cls(hits, sum(1 for hit in hits if hit.source == "pending"))
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, RecallResult)
+            and self.results == other.results
+            and self.pending_chunks_recalled == other.pending_chunks_recalled
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (
+            f"RecallResult(results={self.results!r}, "
+            f"pending_chunks_recalled={self.pending_chunks_recalled!r})"
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -390,10 +483,14 @@ class AnalyzedDoc:
 def unit_weights(text: str) -> dict[str, int]:
     """BM25 term weights of one unit (an event or a summary), in thousandths: tf / (tf + norm)
     with the unit's own length against UNIT_AVG_TERMS."""
-    counts = Counter(_terms(unicodedata.normalize("NFKC", text)))
-    if not counts:
+    terms = _terms(text if text.isascii() else unicodedata.normalize("NFKC", text))
+    if not terms:
         return {}
-    length = sum(counts.values())
+    counts: dict[str, int] = {}
+    get = counts.get
+    for t in terms:
+        counts[t] = get(t, 0) + 1
+    length = len(terms)
     norm = BM25_K1 * (1.0 - BM25_B + BM25_B * length / UNIT_AVG_TERMS)
     return {t: round(WEIGHT_SCALE * tf / (tf + norm)) or 1 for t, tf in counts.items()}
 
@@ -417,7 +514,7 @@ def analyze_texts(summary: str, texts: Iterable[str]) -> TermStats:
 def analyze(doc: RecallDoc) -> AnalyzedDoc:
     """Term figures of the summary and every event; a document with `load` drops its events."""
     stats = analyze_texts(doc.summary, (event_search_text(e) for e in doc.events))
-    kept = replace(doc, events=()) if doc.load is not None else doc
+    kept = doc.without_events() if doc.load is not None else doc
     return AnalyzedDoc(kept, stats)
 
 
@@ -435,21 +532,23 @@ Posting = tuple[Hashable, int, int]
 """(document key, best, total) for one term."""
 
 
-class Corpus(Protocol):
-    """What a search needs of an index: the in-memory `RecallIndex` and the persistent
-    `core.recall_index.PersistentRecallIndex` both answer it."""
+if TYPE_CHECKING:  # a protocol for the type checker only (no typing import at run time)
 
-    def doc_count(self) -> int: ...
+    class Corpus(Protocol):
+        """What a search needs of an index: the in-memory `RecallIndex` and the persistent
+        `core.recall_index.PersistentRecallIndex` both answer it."""
 
-    def doc_freq(self, terms: Sequence[str]) -> Mapping[str, int]: ...
+        def doc_count(self) -> int: ...
 
-    def postings(self, terms: Sequence[str]) -> Mapping[str, Sequence[Posting]]: ...
+        def doc_freq(self, terms: Sequence[str]) -> Mapping[str, int]: ...
 
-    def postings_for(self, term: str, keys: Sequence[Hashable]) -> Sequence[Posting]:
-        """The postings of `term` for these documents only."""
-        ...
+        def postings(self, terms: Sequence[str]) -> Mapping[str, Sequence[Posting]]: ...
 
-    def doc(self, key: Hashable) -> RecallDoc: ...
+        def postings_for(self, term: str, keys: Sequence[Hashable]) -> Sequence[Posting]:
+            """The postings of `term` for these documents only."""
+            ...
+
+        def doc(self, key: Hashable) -> RecallDoc: ...
 
 
 class Part:

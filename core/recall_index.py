@@ -31,14 +31,11 @@ is still valid (same inodes and mtimes) and readable.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sqlite3
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from core.paths import MemoryPaths
+from core.errors import StoreError
 from core.recall import (
     Part,
     Posting,
@@ -49,9 +46,14 @@ from core.recall import (
     search,
 )
 
-if TYPE_CHECKING:  # a cold recall imports neither the store nor the chunk index parser
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # a cold recall imports neither typing, pathlib, the store nor the index parser
+    from pathlib import Path
+    from typing import Any
+
     from core.chunks import ChunkEntry
     from core.events import Event
+    from core.paths import MemoryPaths
 
 INDEX_FILE = "recall.sqlite"
 FORMAT = "recall-index-1"
@@ -77,7 +79,7 @@ CREATE TABLE IF NOT EXISTS post (
 ) WITHOUT ROWID;
 """
 
-ReadEvents = Callable[[MemoryPaths, str], "list[Event]"]
+ReadEvents = Callable[["MemoryPaths", str], "list[Event]"]
 
 
 class RecallIndexUnavailable(Exception):
@@ -86,11 +88,6 @@ class RecallIndexUnavailable(Exception):
 
 def index_path(paths: MemoryPaths) -> Path:
     return paths.chunks_dir / INDEX_FILE
-
-
-def _file_key(path: Path) -> str:
-    """A chunk file's identity as the index records it ("" when it cannot be read)."""
-    return _file_key_str(str(path))
 
 
 def _file_key_str(path: str) -> str:
@@ -107,19 +104,25 @@ def _busy(exc: BaseException) -> bool:
     return isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
 
 
-def _inode(path: Path) -> int | None:
+def _inode(path: str) -> int | None:
     try:
-        return path.stat().st_ino
+        return os.stat(path).st_ino
     except OSError:
         return None
 
 
-def _stat_tuple(path: Path) -> tuple[int, int, int] | None:
+def _stat_tuple(path: str) -> tuple[int, int, int] | None:
     try:
-        st = path.stat()
+        st = os.stat(path)
     except OSError:
         return None
     return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _stat_text(path: str) -> str:
+    """index.yaml's identity as stored in the file's meta table."""
+    st = _stat_tuple(path)
+    return "null" if st is None else f"[{st[0]}, {st[1]}, {st[2]}]"
 
 
 class _Stored:
@@ -168,26 +171,81 @@ class PersistentRecallIndex:
     search half its work.
     """
 
-    def __init__(self, paths: MemoryPaths, read_events: ReadEvents) -> None:
-        self.paths = paths
-        self.path = index_path(paths)
+    def __init__(
+        self, paths: MemoryPaths, read_events: ReadEvents | None, *, read_only: bool = False
+    ) -> None:
+        self._setup(str(paths.root), str(paths.session), read_events, read_only)
+        self._paths: MemoryPaths | None = paths
+
+    @classmethod
+    def at(cls, root: str, *, read_only: bool = False) -> PersistentRecallIndex:
+        """The active session's index of the memory root `root`, built without `MemoryPaths`
+        (a cold recall imports neither it nor pathlib; it is made if a write needs it)."""
+        self = cls.__new__(cls)
+        root = os.path.abspath(root)
+        self._setup(root, f"{root}/session", None, read_only)
+        self._paths = None
+        return self
+
+    def _setup(
+        self, root: str, session: str, read_events: ReadEvents | None, read_only: bool
+    ) -> None:
+        self.root = root
+        self.chunks_dir = f"{session}/chunks"
+        self.index_yaml = f"{self.chunks_dir}/index.yaml"
+        self.path = f"{self.chunks_dir}/{INDEX_FILE}"
+        self.read_only = read_only
+        """Never create, change or delete the file or its sidecars: open it read-only and,
+        when it is missing, stale or unreadable, answer from a copy in memory instead."""
+        self.in_memory = False
+        """(read-only) Whether the answers come from an in-memory copy, not the file."""
+        self._session = session
         self._read_events = read_events
         self._conn: sqlite3.Connection | None = None
         self._inode: int | None = None
+        self._opened: tuple[object, ...] | None = None
+        self._memory_only = False
         self._ids: dict[int, str] = {}
         self._checked: tuple[object, ...] | None = None
         self._cache: dict[str, Sequence[Event]] = {}
         self.warnings: list[str] = []
         self.last_sync = SyncReport()
 
+    @property
+    def paths(self) -> MemoryPaths:
+        if self._paths is None:
+            from core.paths import MemoryPaths
+
+            self._paths = MemoryPaths(self.root, self._session)
+        return self._paths
+
+    def _read(self, chunk_id: str) -> list[Event]:
+        if self._read_events is not None:
+            return self._read_events(self.paths, chunk_id)
+        return _read_chunk_at(self.chunks_dir, chunk_id, lambda: self.paths)
+
     # -- connection ----------------------------------------------------------------------
+
+    def _ensure_inside_root(self) -> None:
+        """`MemoryPaths.ensure_inside_root` for the chunks folder, without importing it."""
+        root = os.path.realpath(self.root)
+        real = os.path.realpath(self.chunks_dir)
+        if real != root and not real.startswith(root.rstrip(os.sep) + os.sep):
+            raise StoreError(
+                f"refusing {self.chunks_dir}: it resolves to {real}, outside the memory root {root}"
+            )
 
     def _connect(self) -> sqlite3.Connection:
         if self._conn is not None:
-            if _stat_tuple(self.path) is not None and self._inode == _inode(self.path):
+            if self.read_only:
+                if self.in_memory or self._opened == self._file_state():
+                    return self._conn
+            elif _stat_tuple(self.path) is not None and self._inode == _inode(self.path):
                 return self._conn
             self.close()  # deleted, replaced, or moved away by a rotation: open what is here
-        self.paths.ensure_inside_root(self.paths.chunks_dir)
+        self._ensure_inside_root()
+        if self.read_only:
+            return self._connect_read_only()
         conn = sqlite3.connect(
             self.path,
             timeout=BUSY_TIMEOUT_MS / 1000,
@@ -209,6 +267,52 @@ class PersistentRecallIndex:
         self._inode = _inode(self.path)
         return conn
 
+    def _file_state(self) -> tuple[object, ...]:
+        """What a read-only connection was opened on: the file and whether a WAL is beside it."""
+        return (_stat_tuple(self.path), os.path.exists(f"{self.path}-wal"))
+
+    def _connect_read_only(self) -> sqlite3.Connection:
+        """The file opened read-only, or an empty in-memory index when there is none (or it
+        was found unusable). `mode=ro` alone would create the -wal and -shm sidecars of a
+        WAL database that has none; with no WAL beside it the file is opened `immutable`
+        (nothing is created or locked), and any change to it reopens it (`_file_state`)."""
+        state = self._file_state()
+        if self._memory_only or state[0] is None:
+            return self._use_memory(None)
+        quoted = self.path.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
+        mode = "ro" if state[1] else "ro&immutable=1"
+        conn = sqlite3.connect(
+            f"file:{quoted}?mode={mode}",
+            uri=True,
+            timeout=BUSY_TIMEOUT_MS / 1000,
+            isolation_level=None,
+            check_same_thread=False,
+        )
+        try:
+            tables = conn.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table'")
+            if tables.fetchone()[0] < 3:
+                conn.close()
+                return self._use_memory(None)
+        except BaseException:
+            conn.close()
+            raise
+        self._conn = conn
+        self._opened = state
+        return conn
+
+    def _use_memory(self, source: sqlite3.Connection | None) -> sqlite3.Connection:
+        """(read-only) Switch to an in-memory index: a copy of `source`, else empty."""
+        mem = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        if source is not None:
+            source.backup(mem)
+            with contextlib.suppress(sqlite3.Error):
+                source.close()
+        else:
+            mem.executescript(_SCHEMA)
+        self._conn = mem
+        self.in_memory = True
+        return mem
+
     def release(self) -> None:
         """Close the connection but keep what was learnt (the next use reopens it): a writer
         that holds no file open lets the file system be remounted or unmounted."""
@@ -219,6 +323,8 @@ class PersistentRecallIndex:
 
     def close(self) -> None:
         conn, self._conn = self._conn, None
+        self.in_memory = False
+        self._opened = None
         self._checked = None
         self._cache = {}
         self._ids = {}
@@ -227,8 +333,12 @@ class PersistentRecallIndex:
                 conn.close()
 
     def _discard_file(self) -> None:
-        """Delete the index and its WAL files (it is derived state: nothing is lost)."""
+        """Delete the index and its WAL files (it is derived state: nothing is lost); a
+        read-only index leaves them alone and builds an in-memory one instead."""
         self.close()
+        if self.read_only:
+            self._memory_only = True
+            return
         for suffix in ("", "-wal", "-shm", "-journal"):
             with contextlib.suppress(OSError):  # a failure shows when it is opened again
                 os.unlink(f"{self.path}{suffix}")
@@ -270,7 +380,8 @@ class PersistentRecallIndex:
                 raise RecallIndexUnavailable(
                     f"{self.path}: another process is updating it ({exc})"
                 ) from exc
-            self.warnings.append(f"{self.path}: {exc}; rebuilding it from the chunk files")
+            again = "searching a copy in memory" if self.read_only else "rebuilding it"
+            self.warnings.append(f"{self.path}: {exc}; {again} from the chunk files")
         self._discard_file()
         try:
             conn = action()
@@ -293,6 +404,7 @@ class PersistentRecallIndex:
                 return conn
             conn.execute("COMMIT")
             self._write(conn)
+            conn = self._conn or conn  # (read-only: now the copy in memory)
         raise sqlite3.OperationalError("the index keeps changing under this process")
 
     def _read_stored(self, conn: sqlite3.Connection) -> _Stored:
@@ -316,9 +428,9 @@ class PersistentRecallIndex:
 
     def _fingerprint(self) -> tuple[object, ...]:
         return (
-            _stat_tuple(self.paths.index),
-            _stat_tuple(self.paths.chunks_dir),
-            _stat_tuple(self.path),
+            _stat_tuple(self.index_yaml),
+            _stat_tuple(self.chunks_dir),
+            self.in_memory or _stat_tuple(self.path),
         )
 
     def _plan(self, stored: _Stored) -> str | None:
@@ -326,7 +438,7 @@ class PersistentRecallIndex:
         under its write lock)."""
         if stored.fmt != FORMAT:
             return "format"
-        index_key = json.dumps(_stat_tuple(self.paths.index))
+        index_key = _stat_text(self.index_yaml)
         if stored.index_key != index_key:
             return "index.yaml changed"
         fingerprint = (
@@ -339,7 +451,7 @@ class PersistentRecallIndex:
         keys = stored.keys
         if keys is None:
             keys = self._conn.execute("SELECT chunk_id, file_key FROM chunks").fetchall()
-        folder = str(self.paths.chunks_dir)
+        folder = self.chunks_dir
         for cid, key in keys:  # ids were validated when they were indexed
             if _file_key_str(f"{folder}/{cid}.jsonl") != key:
                 return f"{cid} changed"
@@ -351,13 +463,16 @@ class PersistentRecallIndex:
     def _write(self, conn: sqlite3.Connection) -> None:
         """Under the write lock: add the chunks index.yaml lists that the file lacks, or
         rebuild it when anything it holds no longer matches."""
+        if self.read_only and not self.in_memory:
+            conn = self._use_memory(conn)  # never write the file: update a copy in memory
         conn.execute("BEGIN IMMEDIATE")
         try:
             meta = dict(conn.execute("SELECT k, v FROM meta").fetchall())
-            index_key = json.dumps(_stat_tuple(self.paths.index))
+            index_key = _stat_text(self.index_yaml)
             from core.chunks import read_index
 
-            entries = read_index(self.paths).entries if self.paths.index.exists() else []
+            exists = os.path.exists(self.index_yaml)
+            entries = read_index(self.paths).entries if exists else []
             stored = {
                 cid: (summary, key)
                 for cid, summary, key in conn.execute(
@@ -368,7 +483,7 @@ class PersistentRecallIndex:
             rebuild = meta.get("format") != FORMAT or any(
                 cid not in wanted
                 or wanted[cid].summary != summary
-                or _file_key(self.paths.chunk_file(cid)) != key
+                or _file_key_str(f"{self.chunks_dir}/{cid}.jsonl") != key
                 for cid, (summary, key) in stored.items()
             )
             generation = int(meta.get("generation", "0"))
@@ -410,9 +525,8 @@ class PersistentRecallIndex:
 
     def _insert(self, conn: sqlite3.Connection, no: int, entry: ChunkEntry) -> None:
         cid = entry.chunk_id
-        path = self.paths.chunk_file(cid)
-        key = _file_key(path)  # before the read: a file replaced meanwhile is seen as changed
-        events = self._read_events(self.paths, cid) if key else []
+        key = _file_key_str(str(self.paths.chunk_file(cid)))  # the id validated; before the
+        events = self._read(cid) if key else []  # read: a file replaced meanwhile is "changed"
         stats = analyze_texts(entry.summary, (event_search_text(e) for e in events))
         conn.execute(
             "INSERT INTO chunks (no, chunk_id, summary, file_key) VALUES (?, ?, ?, ?)",
@@ -476,7 +590,7 @@ class PersistentRecallIndex:
         a changed one makes the index stale, and a rebuild clears this)."""
         cached = self._cache.pop(chunk_id, None)
         if cached is None:
-            cached = self._read_events(self.paths, chunk_id)
+            cached = self._read(chunk_id)
         self._cache[chunk_id] = cached
         while len(self._cache) > EVENTS_CACHED:
             del self._cache[next(iter(self._cache))]
@@ -501,9 +615,13 @@ def read_chunk_file(paths: MemoryPaths, chunk_id: str) -> list[Event]:
     store: a clean file (every line a JSON object with a type or role, string fields strings,
     a final newline) is parsed here; anything else goes to the canonical reader. A missing or
     unreadable file gives no events (the summary is still searchable)."""
-    path = f"{paths.chunks_dir}/{chunk_id}.jsonl"
+    return _read_chunk_at(str(paths.chunks_dir), chunk_id, lambda: paths)
+
+
+def _read_chunk_at(folder: str, chunk_id: str, paths: Callable[[], MemoryPaths]) -> list[Event]:
+    """`read_chunk_file` of the chunks folder `folder` (`paths` only for an unclean file)."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        fd = os.open(f"{folder}/{chunk_id}.jsonl", os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
         return []
     try:
@@ -511,6 +629,8 @@ def read_chunk_file(paths: MemoryPaths, chunk_id: str) -> list[Event]:
             data = f.read()
     except OSError:
         return []
+    from json import loads
+
     events: list[Event] = []
     clean = not data or data.endswith(b"\n")
     if clean:
@@ -518,7 +638,7 @@ def read_chunk_file(paths: MemoryPaths, chunk_id: str) -> list[Event]:
             if not raw.strip():
                 continue
             try:
-                obj = json.loads(raw)
+                obj = loads(raw)
             except ValueError:
                 clean = False
                 break
@@ -529,10 +649,9 @@ def read_chunk_file(paths: MemoryPaths, chunk_id: str) -> list[Event]:
     if clean:
         return events
     from core.chunks import read_chunk_events
-    from core.errors import StoreError
 
     try:
-        return read_chunk_events(paths, chunk_id)[0]
+        return read_chunk_events(paths(), chunk_id)[0]
     except StoreError:
         return []
 
@@ -551,23 +670,26 @@ def _plain_event(obj: Any) -> bool:
     return meta is None or isinstance(meta, dict)
 
 
-def recall_once(memory_dir: Path | str, query: str, limit: int = 5) -> RecallResult | None:
+def recall_once(
+    memory_dir: Path | str, query: str, limit: int = 5, *, read_only: bool = False
+) -> RecallResult | None:
     """A recall from a fresh process (an agent's recall tool): the active session's chunks
-    through recall.sqlite, importing neither the manager nor the store. None when this path
-    cannot give the manager's exact answer (pending evidence to consider, no index file yet, or
-    the index is unusable): then use `MemoryManager.recall`, which handles every case."""
-    paths = MemoryPaths(memory_dir)
+    through recall.sqlite, importing neither the manager, the store, pathlib nor typing. None
+    when this path cannot give the manager's exact answer (pending evidence to consider, no
+    index file yet, or the index is unusable): then use `MemoryManager.recall`, which handles
+    every case. `read_only`: write nothing under the memory root (a stale index is brought up
+    to date in a copy in memory)."""
+    store = PersistentRecallIndex.at(os.fspath(memory_dir), read_only=read_only)
     try:
-        with os.scandir(paths.pending_dir) as listing:
+        with os.scandir(f"{store.chunks_dir}/pending") as listing:
             if any(listing):
                 return None
     except FileNotFoundError:
         pass
     except OSError:
         return None
-    if not paths.index.exists():
+    if not os.path.exists(store.index_yaml) or (read_only and not os.path.exists(store.path)):
         return None
-    store = PersistentRecallIndex(paths, read_chunk_file)
     try:
         with store.reading():
             if store.warnings:

@@ -147,7 +147,12 @@ def test_a_corrupt_index_is_rebuilt_never_trusted(tmp_path: Path, damage: str) -
         path.write_bytes(data[: len(data) // 2])
     else:
         path.write_bytes(b"")
-    fresh = MemoryManager(root, config(), read_only=True)
+    damaged = path.read_bytes()
+    viewer = MemoryManager(root, config(), read_only=True)
+    for q in QUERIES:
+        assert viewer.recall(q, limit=10) == in_memory(root, q, limit=10), q
+    assert path.read_bytes() == damaged, "a read-only recall leaves the file to a writer"
+    fresh = MemoryManager(root, config())
     for q in QUERIES:
         assert fresh.recall(q, limit=10) == in_memory(root, q, limit=10), q
     chunks = sorted(p.stem for p in (root / "session" / "chunks").glob("chunk_*.jsonl"))
@@ -305,13 +310,13 @@ def test_a_writer_elsewhere_is_not_mistaken_for_corruption(
     holder = sqlite3.connect(path, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")
     try:
-        reader = MemoryManager(root, config(), read_only=True)
+        reader = MemoryManager(root, config())
         assert reader.recall("TKT-7", limit=10) == in_memory(root, "TKT-7", limit=10)
         assert any("another process is updating it" in w for w in reader.recall_warnings)
         assert path.stat().st_ino == inode, "the file was left to its writer"
     finally:
         holder.execute("ROLLBACK")
         holder.close()
-    later = MemoryManager(root, config(), read_only=True)
+    later = MemoryManager(root, config())
     assert later.recall("TKT-7", limit=10) == in_memory(root, "TKT-7", limit=10)
     assert later.recall_warnings == []

@@ -1,0 +1,81 @@
+"""A read-only recall (the `--read-only` TUI, the CLI's `recall`, `recall_once(read_only=True)`)
+writes nothing under the memory root: recall.sqlite and its -wal/-shm sidecars are never
+created, changed or deleted, whether the index is fresh, stale, missing or corrupt; the
+answers still equal an in-memory build of the chunks."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from core.manager import MemoryManager
+from core.recall_index import recall_once
+from tests.test_recall_index import QUERIES, compacted_root, config, fill, in_memory, index_file
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    """Every file under the memory root with its bytes (folders too, as empty entries)."""
+    out: dict[str, bytes] = {}
+    for folder, dirs, files in os.walk(root):
+        for name in dirs:
+            out[os.path.relpath(os.path.join(folder, name), root) + "/"] = b""
+        for name in files:
+            path = os.path.join(folder, name)
+            out[os.path.relpath(path, root)] = Path(path).read_bytes()
+    return out
+
+
+def stale_root(tmp_path: Path) -> Path:
+    """A root whose last pass ran without the index hook: recall.sqlite lags one chunk."""
+    root = compacted_root(tmp_path, passes=2)
+    writer = MemoryManager(root, config())
+    writer.persistent_recall = False
+    fill(writer, 3, start=9)
+    assert writer.save(force=True).compacted
+    writer.close()
+    return root
+
+
+@pytest.mark.parametrize("state", ["fresh", "stale", "missing", "corrupt"])
+def test_a_read_only_recall_leaves_every_file_byte_identical(tmp_path: Path, state: str) -> None:
+    root = stale_root(tmp_path) if state == "stale" else compacted_root(tmp_path)
+    path = index_file(root)
+    if state == "missing":
+        path.unlink()
+    elif state == "corrupt":
+        path.write_bytes(b"not a database " * 64)
+    assert not Path(f"{path}-wal").exists() and not Path(f"{path}-shm").exists()
+    before = snapshot(root)
+    viewer = MemoryManager(root, config(), read_only=True)
+    for q in [*QUERIES, "TKT-9", "module_10.py"]:
+        assert viewer.recall(q, limit=10) == in_memory(root, q, limit=10), q
+    assert viewer.recall("TKT-9").results, "the stale chunk is found"
+    once = recall_once(root, "TKT-9", 10, read_only=True)
+    if state in ("fresh", "stale"):
+        assert once == in_memory(root, "TKT-9", limit=10)
+    viewer.close()
+    assert snapshot(root) == before, "no file created, changed or deleted"
+
+
+def test_a_read_only_viewer_follows_a_writer_without_writing(tmp_path: Path) -> None:
+    """A viewer kept open (the TUI) sees a later pass's chunk, through the file the writer
+    updated, and never creates the sidecars itself."""
+    root = compacted_root(tmp_path, passes=1)
+    path = index_file(root)
+    viewer = MemoryManager(root, config(), read_only=True)
+    assert "TKT-5" not in json.dumps(viewer.recall("TKT-5").to_json())
+    assert not Path(f"{path}-wal").exists()
+    writer = MemoryManager(root, config())
+    fill(writer, 3, start=4)
+    assert writer.save(force=True).compacted
+    writer.close()
+    before = snapshot(root)
+    assert viewer.recall("TKT-5", limit=10) == in_memory(root, "TKT-5", limit=10)
+    assert "TKT-5" in json.dumps(viewer.recall("TKT-5").results[0].events)
+    store = viewer._recall_files[root / "session"]
+    assert not store.in_memory, "the file the writer brought up to date is read, not copied"
+    viewer.close()
+    assert snapshot(root) == before
