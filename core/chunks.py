@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 import re
 import secrets
 import threading
@@ -345,7 +346,8 @@ def _jsonl_ids(
     """Sorted ids of the `<id>.jsonl` files in `folder`; invalid names skipped with a warning."""
     paths.ensure_inside_root(folder)
     try:
-        names = sorted(p.name for p in folder.iterdir() if p.is_file())
+        with os.scandir(folder) as listing:
+            names = sorted(d.name for d in listing if d.is_file())
     except FileNotFoundError:
         return []
     except OSError as exc:

@@ -29,7 +29,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.atomic import TEMP_NAME_RE, atomic_write_text, fsync_dir, stage_bytes, write_all
+from core.atomic import (
+    TEMP_NAME_RE,
+    atomic_write_text,
+    fsync_dir,
+    open_no_symlink,
+    stage_bytes,
+    write_all,
+)
+from core.catalog import (
+    Catalog,
+    append_index_entry,
+    entry_digest,
+    entry_text,
+    read_catalog,
+    truncate_torn_append,
+)
 from core.chunks import (
     ChunkEntry,
     _events_bytes,
@@ -52,7 +67,12 @@ from core.paths import MemoryPaths
 from core.planner import CompactionPlan, plan_compaction
 from core.scrub import strip_screenshot_data
 from core.store import EventsSnapshot, SessionState, SessionStore, serialize_event
-from core.summaries import render_summary
+from core.summaries import (
+    ARCHIVE_TITLE,
+    archive_entry_bytes,
+    render_entry,
+    render_summary,
+)
 from core.summarizer import (
     ExtractiveSummarizer,
     Summarizer,
@@ -223,7 +243,7 @@ def _pass_on_snapshot(
 ) -> PassResult:
     paths = store.paths
     index_key = _stat_key(paths.index)
-    entries = read_index(paths).entries
+    catalog = read_catalog(paths)
     timings["read"] = _ms(t_read)
 
     t = time.perf_counter()
@@ -297,7 +317,7 @@ def _pass_on_snapshot(
     t = time.perf_counter()
     # The latest chunk's summary is the checkpoint a summarizer updates (older chunks live on
     # in the Rolling Summary); focus steers this pass's summaries and is never stored.
-    previous = entries[-1].summary if entries else None
+    previous = catalog.summary(-1) if len(catalog) else None
     max_summary = config.summarizer.max_summary_tokens
     backends: list[str] = []
 
@@ -338,7 +358,7 @@ def _pass_on_snapshot(
     fault_point("after_summarize")
 
     t = time.perf_counter()
-    taken = {e.chunk_id for e in entries} | set(list_chunk_files(paths))
+    taken = set(catalog.chunk_ids()) | set(list_chunk_files(paths))
     chunk_id = next_chunk_id(taken)
     cut = plan.cut_index
     head: list[Event] = []
@@ -380,13 +400,17 @@ def _pass_on_snapshot(
         summary=chunk_summary,
         entry=entry.to_dict(),
     )
-    new_entries = [*entries, entry]
-    rendered = render_summary(
-        [(e.chunk_id, e.summary) for e in new_entries],
-        summary_max_chunks=config.summary_max_chunks,
-        max_rolling_summary_lines=config.max_rolling_summary_lines,
-        max_summary_tokens=config.summarizer.max_summary_tokens,
+    appending = (
+        catalog.appendable and len(catalog) > 0 and catalog.size == (index_key or (0,) * 4)[2]
     )
+    if appending:
+        # Recovery cuts a torn append back to `offset` (core.catalog.truncate_torn_append).
+        pending_meta["index_append"] = {
+            "offset": catalog.size,
+            "length": len(entry_text(entry)),
+            "digest": entry_digest(entry),
+        }
+    outputs = _pass_outputs(paths, config, catalog, entry, appending)
     paths.ensure_inside_root(paths.chunks_dir)
     retained = snap.lines_of(range(cut, len(events)))
     if retained is None:
@@ -405,12 +429,11 @@ def _pass_on_snapshot(
     try:
         stage["meta"] = stage_bytes(meta_path, _meta_bytes(pending_meta, meta_path))
         stage["events"] = stage_bytes(paths.events, hot_head)
-        stage["index"] = stage_bytes(paths.index, render_index(new_entries).encode("utf-8"))
-        stage["summary"] = stage_bytes(paths.summary, rendered.summary_md.encode("utf-8"))
-        if rendered.archive_md or paths.summary_archive.exists():
-            stage["archive"] = stage_bytes(
-                paths.summary_archive, rendered.archive_md.encode("utf-8")
-            )
+        if outputs.index is not None:
+            stage["index"] = stage_bytes(paths.index, outputs.index)
+        stage["summary"] = stage_bytes(paths.summary, outputs.summary_md.encode("utf-8"))
+        if outputs.archive is not None:
+            stage["archive"] = stage_bytes(paths.summary_archive, outputs.archive)
     except StoreError:
         _discard(list(stage.values()))
         if not _rotated(store, state):
@@ -438,12 +461,11 @@ def _pass_on_snapshot(
                 result, "abandoned: events.jsonl was rewritten by another process", t_total
             )
         if _stat_key(paths.index) != index_key:
-            # Not expected (only the holder of the maintenance slot writes the index): render
-            # it again from what is on disk now rather than publish a stale one.
-            os.unlink(stage["index"])
-            entries = read_index(paths).entries
-            new_entries = [*entries, entry]
-            stage["index"] = stage_bytes(paths.index, render_index(new_entries).encode("utf-8"))
+            # Not expected (only the holder of the maintenance slot writes the index): the
+            # summaries were rendered from another index; nothing is cut yet, so give up.
+            _discard(list(stage.values()))
+            delete_pending(paths, pending_id)
+            return _abandon(result, "abandoned: index.yaml changed during the pass", t_total)
         tail = store.parse_event_lines(
             appended,
             base_offset=snap.size,
@@ -466,19 +488,24 @@ def _pass_on_snapshot(
         fault_point("after_events_replace")
         _link_chunk(paths, pending_path, chunk_id, compacted)
         fault_point("after_chunk_write")
-        _publish(stage.pop("index"), paths.index)
+        if "index" in stage:
+            _publish(stage.pop("index"), paths.index)
+        else:
+            append_index_entry(paths, catalog, entry)
         fault_point("after_index_write")
         _publish(stage.pop("summary"), paths.summary)
         fault_point("between_summary_writes")
         if "archive" in stage:
             _publish(stage.pop("archive"), paths.summary_archive)
+        elif outputs.archive_append is not None:
+            _append_file(paths.summary_archive, outputs.archive_append)
         fault_point("after_summaries_write")
         kept_count = len(head) + len(events) - cut + len(tail.events)
         kept_tokens = retained_tokens + sum(estimate_event_tokens(e) for e in tail.events)
         last_kept = (tail.events or events)[-1].get("id")
         _after_compaction_state(
             store,
-            kept_tokens + estimate_tokens(rendered.summary_md),
+            kept_tokens + estimate_tokens(outputs.summary_md),
             last_kept if isinstance(last_kept, str) else None,
             sync_folder=False,
         )
@@ -513,6 +540,128 @@ def _pass_on_snapshot(
     result.summary_backend = backend
     result.is_split_turn = plan.is_split_turn
     return result
+
+
+@dataclass
+class _Outputs:
+    """What a pass writes besides events.jsonl and the chunk file: index.yaml whole (None:
+    the entry is appended in place), summary.md, and summary_archive.md whole (`archive`) or
+    the bytes appended to it (`archive_append`), or neither."""
+
+    index: bytes | None
+    summary_md: str
+    archive: bytes | None = None
+    archive_append: bytes | None = None
+
+
+def _pass_outputs(
+    paths: MemoryPaths,
+    config: CompactionConfig,
+    catalog: Catalog,
+    entry: ChunkEntry,
+    appending: bool,
+) -> _Outputs:
+    """The pass's index and summary writes. With an appendable index (the usual case) their
+    cost does not depend on the history's length: the entry is appended, summary.md is
+    rendered from the few chunks it shows, and the chunk pushed out of Recent Chunks is
+    appended to summary_archive.md. Otherwise (a first chunk, an index not in the writer's
+    layout) everything is rendered whole, as `write_summaries` does."""
+    smc = config.summary_max_chunks
+    count = len(catalog) + 1
+    split = max(0, count - smc)
+    if appending:
+        summary_md = catalog.summary_md(
+            summary_max_chunks=smc,
+            max_rolling_summary_lines=config.max_rolling_summary_lines,
+            max_summary_tokens=config.summarizer.max_summary_tokens,
+            extra=(entry, catalog.next_fold(entry)),
+        )
+        outputs = _Outputs(None, summary_md)
+        if split == 0:
+            if _nonempty(paths.summary_archive):
+                outputs.archive = b""
+            return outputs
+        pushed = archive_entry_bytes(
+            catalog.entries[split - 1].chunk_id, catalog.summary(split - 1), first=split == 1
+        )
+        if split == 1:
+            outputs.archive = pushed
+        elif _archive_ends_with(paths, catalog, split - 2):
+            outputs.archive_append = pushed
+        else:
+            outputs.archive = _full_archive(catalog, split)
+        return outputs
+    entries = [catalog.chunk_entry(i) for i in range(len(catalog))] + [entry]
+    rendered = render_summary(
+        [(e.chunk_id, e.summary) for e in entries],
+        summary_max_chunks=smc,
+        max_rolling_summary_lines=config.max_rolling_summary_lines,
+        max_summary_tokens=config.summarizer.max_summary_tokens,
+    )
+    archive = rendered.archive_md.encode("utf-8")
+    return _Outputs(
+        render_index(entries).encode("utf-8"),
+        rendered.summary_md,
+        archive if archive or paths.summary_archive.exists() else None,
+    )
+
+
+def _nonempty(path: Path) -> bool:
+    try:
+        return os.stat(path, follow_symlinks=False).st_size > 0
+    except OSError:
+        return False
+
+
+def _archive_ends_with(paths: MemoryPaths, catalog: Catalog, last: int) -> bool:
+    """Whether summary_archive.md holds exactly entries [0, last] (checked by its title and
+    its last entry, the cheap part: a file that does not is rendered whole again)."""
+    want_tail = ("\n" + render_entry(catalog.entries[last].chunk_id, catalog.summary(last))).encode(
+        "utf-8"
+    ) + b"\n"
+    if last == 0:
+        want_tail = f"{ARCHIVE_TITLE}\n".encode() + want_tail
+    title = ARCHIVE_TITLE.encode("utf-8") + b"\n\n"
+    try:
+        fd = open_no_symlink(paths.summary_archive, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        size = os.fstat(fd).st_size
+        if size < len(want_tail) or size < len(title):
+            return False
+        head = os.pread(fd, len(title), 0)
+        tail = os.pread(fd, len(want_tail), size - len(want_tail))
+        before = os.pread(fd, 1, size - len(want_tail) - 1) if size > len(want_tail) else b""
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    if last == 0:
+        return head == title and tail == want_tail and size == len(want_tail)
+    return head == title and tail == want_tail and before == b"\n"
+
+
+def _full_archive(catalog: Catalog, split: int) -> bytes:
+    """summary_archive.md rendered whole (it did not hold what the index says it should)."""
+    return b"".join(
+        archive_entry_bytes(catalog.entries[i].chunk_id, catalog.summary(i), first=i == 0)
+        for i in range(split)
+    )
+
+
+def _append_file(path: Path, data: bytes) -> None:
+    """Append to a derived file under the session lock, fsynced: the pending evidence goes
+    only after it is durable."""
+    try:
+        fd = open_no_symlink(path, os.O_WRONLY | os.O_APPEND)
+        try:
+            write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise StoreError(f"cannot write {path}: {exc.strerror or exc}") from exc
 
 
 def _rotated(store: SessionStore, state: SessionState) -> bool:
@@ -711,6 +860,11 @@ def recover_locked(store: SessionStore, config: CompactionConfig) -> dict[str, i
     chunk_files = set(list_chunk_files(paths))
     if not pending and not chunk_files:
         return counts
+    for p in pending:
+        if _undo_torn_append(paths, p.meta):
+            bump("index_torn_tail_cut")
+    if not pending and chunk_files <= set(read_catalog(paths).chunk_ids()):
+        return counts
     entries = read_index(paths).entries
     indexed = {e.chunk_id for e in entries}
     if not pending and chunk_files <= indexed:
@@ -804,6 +958,21 @@ def recover_locked(store: SessionStore, config: CompactionConfig) -> dict[str, i
     if changed:
         write_summaries(store, config, entries)
     return counts
+
+
+def _undo_torn_append(paths: MemoryPaths, meta: dict[str, Any]) -> bool:
+    """A pass that died while appending its entry to index.yaml left a partial entry at the
+    end: cut the file back to where the append began (the evidence then re-adds the entry).
+    A complete append (the recorded bytes, exactly) is left alone."""
+    spec = meta.get("index_append")
+    if not isinstance(spec, dict):
+        return False
+    offset, length, digest = spec.get("offset"), spec.get("length"), spec.get("digest")
+    if not (isinstance(offset, int) and isinstance(length, int) and isinstance(digest, str)):
+        return False
+    if offset <= 0 or length <= 0:
+        return False
+    return truncate_torn_append(paths, offset, length, digest)
 
 
 def recovered_entry(

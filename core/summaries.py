@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -438,3 +438,100 @@ def _parse_entries(lines: list[str], start: int, problems: list[str]) -> list[tu
             if entries:
                 entries[-1][1].append(line.strip())
     return [(cid, normalize_summary("\n".join(body))) for cid, body in entries]
+
+
+# --------------------------------------------------------------------------- incremental render
+
+
+@dataclass(frozen=True)
+class FoldStat:
+    """What one chunk adds to the Rolling Summary's folded lines (before the cap), computed
+    once per chunk so that summary.md can be rendered from a bounded window of chunks.
+
+    `lines`: new lines it starts; `merges_first`: its first run continues the line before it
+    (a split turn); `last_request`: the request of its last run (what the next chunk's first
+    run must equal to merge), or None."""
+
+    lines: int
+    merges_first: bool
+    last_request: str | None
+
+
+def fold_stat(chunk_id: str, summary: str, previous_request: str | None) -> FoldStat:
+    """The FoldStat of a chunk folded after a chunk whose last run asked `previous_request`.
+
+    Merging in `_merged` compares a continued run with the line before it, whose request is
+    that of its own last run, so the rule is local: a run merges iff it is continued and its
+    request equals the previous run's."""
+    lines = 0
+    merges_first = False
+    prev = previous_request
+    for i, run in enumerate(_fold_runs(chunk_id, summary)):
+        merges = run.continued and prev is not None and run.request == prev
+        if merges and i == 0:
+            merges_first = True
+        if not merges:
+            lines += 1
+        prev = run.request
+    return FoldStat(lines, merges_first, prev)
+
+
+def render_summary_md_window(
+    count: int,
+    chunk_at: Callable[[int], tuple[str, str]],
+    lines_of: Callable[[int], int],
+    folded_total: int,
+    *,
+    summary_max_chunks: int,
+    max_rolling_summary_lines: int,
+    max_summary_tokens: int | None = None,
+) -> str:
+    """summary.md for `count` chunks, byte-identical to `render_summary(...).summary_md`,
+    reading only the chunks it needs: the Recent Chunks and, walking back from the newest
+    pushed-out chunk, as many as cover the Rolling Summary lines the cap keeps.
+
+    `chunk_at(i)` gives (chunk_id, summary) of chunk i (0-based), `lines_of(i)` its
+    `fold_stat(...).lines`, and `folded_total` the sum of `lines_of` over the pushed-out
+    chunks (the folded line count before the cap)."""
+    if summary_max_chunks < 1:
+        raise ValueError("summary_max_chunks must be ≥ 1")
+    if max_rolling_summary_lines < 2:
+        raise ValueError("max_rolling_summary_lines must be ≥ 2")
+    if count <= 0:
+        return ""
+    split = max(0, count - summary_max_chunks)
+    if folded_total <= max_rolling_summary_lines:
+        first = 0
+        need = folded_total
+    else:
+        need = max_rolling_summary_lines - 1
+        first, covered = split, 0
+        while first > 0 and covered < need:
+            first -= 1
+            covered += lines_of(first)
+    window = [chunk_at(i) for i in range(first, split)]
+    folded = [run.render() for run in _merged(window)]
+    if first > 0 or len(folded) != need:
+        # The window starts inside the history: its first line may stand for a line begun
+        # before it, so only the newest `need` lines are exact (and the cap keeps only those).
+        folded = folded[len(folded) - need :] if need else []
+    if folded_total > max_rolling_summary_lines:
+        dropped = folded_total - need
+        rolling = [truncation_marker(dropped), *folded]
+    else:
+        rolling = folded
+    parts = [TITLE, "", ROLLING_HEADING, ""]
+    if rolling:
+        parts.extend([*rolling, ""])
+    parts.extend([RECENT_HEADING, ""])
+    recent = [chunk_at(i) for i in range(split, count)]
+    parts.append("\n\n".join(_bounded_entry(cid, text, max_summary_tokens) for cid, text in recent))
+    return "\n".join(parts) + "\n"
+
+
+def archive_entry_bytes(chunk_id: str, summary: str, *, first: bool) -> bytes:
+    """What pushing one chunk out adds to summary_archive.md: the whole file's start (title)
+    for the first chunk pushed out, else a blank line and the entry (contract §7: appended)."""
+    entry = render_entry(chunk_id, summary)
+    text = f"{ARCHIVE_TITLE}\n\n{entry}\n" if first else f"\n{entry}\n"
+    return text.encode("utf-8")
