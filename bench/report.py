@@ -62,6 +62,8 @@ def write_report(doc: dict[str, Any], path: Path) -> Path:
     from bench.report_text import ANALYSIS, METHOD
 
     lines += METHOD
+    lines += scale_section(doc["details"])
+    lines += profile_section(doc["details"])
     unmet = [t.key for t in TARGETS if doc["targets_met"].get(t.key) is False]
     lines += ["## Targets not met, and why", ""]
     if not unmet:
@@ -80,3 +82,75 @@ def write_report(doc: dict[str, Any], path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines), encoding="utf-8")
     return path
+
+
+def _ms(value: Any) -> str:
+    return "—" if value is None else f"{value:,.0f}"
+
+
+def scale_section(details: dict[str, Any]) -> list[str]:
+    """The growth curves of the scale group: pass and cold commands against chunk count."""
+    scale = details.get("scale")
+    if not scale:
+        return []
+    from bench.report_text import SCALE_TEXT
+
+    lines = ["## Long-lived roots: growth with history (issue 14)", "", *SCALE_TEXT]
+    lines += [
+        "| chunks | archives | pass (ms) | first pass (ms) | status (ms) | plan (ms) "
+        "| prompt (ms) |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in scale["curve"]:
+        lines.append(
+            f"| {row['chunks']:,} | {row['archives']} | {_ms(row['pass_ms'])} "
+            f"| {_ms(row['pass_first_ms'])} | {_ms(row['status_cold_ms'])} "
+            f"| {_ms(row['plan_cold_ms'])} | {_ms(row['prompt_cold_ms'])} |"
+        )
+    base = scale["baseline"]
+    disk = scale["disk"]
+    lines += [
+        "",
+        f"Same run: `python -c pass` takes {_ms(scale.get('python_c_pass_ms'))} ms and a process "
+        f"that only imports `inspector.cli` {_ms(scale.get('import_inspector_cli_ms'))} ms (the "
+        "floor under every cold command); `rotate` takes "
+        f"{_ms(base['rotate_ms'])} ms at {base['chunks']} chunks. At {scale['chunks']:,} chunks "
+        f"index.yaml is {disk['index_bytes'] / 1e6:.1f} MB ({disk['index_bytes_per_chunk']:,.0f} "
+        f"bytes per chunk) and summary.md {disk['summary_md_tokens']:,} estimated tokens "
+        f"against its bound of {disk['summary_md_bound']:,}.",
+        "",
+    ]
+    return lines
+
+
+def profile_section(details: dict[str, Any]) -> list[str]:
+    """cProfile of one project turn at 10k messages (the peer group's details)."""
+    profile = (details.get("peer") or {}).get("profile_10k")
+    if not profile:
+        return []
+    from bench.report_text import PROFILE_TEXT
+
+    lines = [
+        f"## Where a turn's time goes ({profile['messages']:,} messages)",
+        "",
+        *PROFILE_TEXT,
+        f"Profiled: {profile['turns']} turns, {profile['turn_ms_profiled']} ms per turn under "
+        f"the profiler, {profile['passes']} passes.",
+        "",
+    ]
+    for title, key in (
+        ("Calling thread", "caller_thread"),
+        ("Maintenance thread (the passes)", "maintenance_threads"),
+    ):
+        lines += [
+            f"{title}, ms per turn:",
+            "",
+            "| function | cumulative | own | calls |",
+            "|---|---:|---:|---:|",
+        ]
+        lines += [
+            f"| `{r['function']}` | {r['cum_ms']:.3f} | {r['own_ms']:.3f} | {r['calls']:g} |"
+            for r in profile[key]
+        ]
+        lines.append("")
+    return lines

@@ -67,7 +67,10 @@ METHOD: list[str] = [
     "  on disk. Peer turn: append two messages to the in-memory list and call langmem's",
     "  `summarize_messages` with the running summary (what its docs run before each model call);",
     "  nothing is persisted. Thresholds make both summarize every ~80–120 messages. Ratio =",
-    "  project / peer: above 1 means the project spends more per turn.",
+    "  project / peer: above 1 means the project spends more per turn. The same group profiles",
+    "  one project turn at 10,000 messages with cProfile (see the profile section below).",
+    "- **scale** (`bench/scale.py`, fixture `bench/scale_fixture.py`): a long-lived root, see",
+    "  the growth section below.",
     "",
     "## What changed in core to meet the targets",
     "",
@@ -103,6 +106,39 @@ METHOD: list[str] = [
     "Not changed: appends were already O(1) (one O_APPEND write under the lock, no read of",
     "events.jsonl, no fsync), and `estimate_tokens` already had an ASCII fast path. The JSON",
     "library stays the standard `json` (no new runtime dependency).",
+    "",
+]
+
+SCALE_TEXT: list[str] = [
+    "The fixture (`bench/scale_fixture.py`) is a memory root as months of passes and rotations",
+    "leave it, written with the project's own writers: an active session of 10,000 chunks of",
+    "100 events (1M events: runs of a user request, read_file/shell/edit_file calls with paths",
+    "and commands, results of a few hundred bytes to a few KB, the answer; one run in five in",
+    "Chinese), each chunk summarized by the extractive summarizer, index.yaml, summary.md,",
+    "summary_archive.md and recall.sqlite, a hot window of 60 events, and one archived session",
+    "(10 chunks, closed by `rotate`) per 100 chunks of history: 100 archives at 10k. It is",
+    "built once (several minutes) and cached under /tmp/bench-cache/ keyed by the generator",
+    "version; `--quick` uses 2,000 chunks and says so in the notes. Each row below is its own",
+    "root of that size (archives = chunks / 100, at least one); the 10-chunk row is the",
+    "baseline of every ratio.",
+    "",
+    "- pass: a copy of the root (chunk files hard-linked, the rest copied) gets 300 new ~1 KB",
+    "  events; `MemoryManager.save()` with a no-op summarizer runs twice (300 more events",
+    "  between), and the second one is timed, as a live agent pays it (first pass: the",
+    "  process's first, caches cold). It includes the recall.sqlite update `save()` makes.",
+    "- status, plan, prompt: `python -m inspector --memory-dir ROOT status` (`plan`,",
+    "  `prompt --system … --task …`) in a fresh process, spawn to exit, median of 7 (3 quick)",
+    "  after one untimed run.",
+    "- rotate: `MemoryManager.rotate()` on a copy of the root, only the call timed.",
+    "",
+]
+
+PROFILE_TEXT: list[str] = [
+    "One project turn of the peer comparison (`begin_run`, `commit_run`, waiting for the",
+    "background pass, `build_prompt`) at a session of 10,000 messages, under cProfile: the",
+    "calling thread and, separately, the maintenance threads that run the passes (a pass every",
+    "~40 messages). Cumulative and own time are per turn; the profiler roughly doubles the",
+    "time of Python-heavy code, so read the shares, not the absolute figures.",
     "",
 ]
 

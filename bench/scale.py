@@ -83,9 +83,10 @@ def _new_events(tag: str) -> list[Event]:
     return events
 
 
-def timed_passes(root: Path, scratch_dir: Path, rep: int) -> tuple[float, float]:
+def timed_passes(root: Path, scratch_dir: Path, rep: int) -> tuple[float, float, dict[str, float]]:
     """(cold, warm) seconds of two passes on a copy of `root`: the first in this process, then
-    one more after further appends (what a live agent pays per pass)."""
+    one more after further appends (what a live agent pays per pass); and the warm pass's own
+    timings (ms) with its recall.sqlite update."""
     copy = copy_root(root, scratch_dir / f"pass-{rep}")
     manager = MemoryManager(copy, CompactionConfig(), summarizer=NoopSummarizer())
     try:
@@ -97,9 +98,11 @@ def timed_passes(root: Path, scratch_dir: Path, rep: int) -> tuple[float, float]
             times.append(time.perf_counter() - start)
             if not result.compacted:
                 raise RuntimeError(f"the pass did not compact: {result.reason}")
+        parts = dict(result.timings_ms)
+        parts["recall_update"] = manager.last_recall_index_ms or 0.0
     finally:
         manager.close()
-    return times[0], times[1]
+    return times[0], times[1], parts
 
 
 def timed_rotate(root: Path, scratch_dir: Path, rep: int) -> float:
@@ -134,6 +137,28 @@ def cold_command(root: Path, args: list[str]) -> float:
     return elapsed
 
 
+def interpreter_ms(reps: int) -> float:
+    """Median ms of `python -c pass`: the floor under every cold command on this machine."""
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], env=python_env(), check=True)
+        times.append(time.perf_counter() - start)
+    return median(times) * 1000
+
+
+def cli_import_ms(reps: int) -> float:
+    """Median ms of a fresh process that only imports the CLI (no command run)."""
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        subprocess.run(
+            [sys.executable, "-c", "import inspector.cli"], cwd=ROOT, env=python_env(), check=True
+        )
+        times.append(time.perf_counter() - start)
+    return median(times) * 1000
+
+
 def cold_commands(root: Path, reps: int) -> dict[str, float]:
     """Median ms of each command; the runs of the three commands are interleaved."""
     for args in COMMANDS.values():
@@ -166,10 +191,12 @@ def measure_size(
     """Pass (cold and warm) and the three cold commands at one size."""
     cold: list[float] = []
     warm: list[float] = []
+    parts: list[dict[str, float]] = []
     for rep in range(pass_reps):
-        c, w = timed_passes(root, scratch_dir / f"{n_chunks}", rep)
+        c, w, p = timed_passes(root, scratch_dir / f"{n_chunks}", rep)
         cold.append(c)
         warm.append(w)
+        parts.append(p)
     commands = cold_commands(root, cmd_reps)
     return {
         "chunks": n_chunks,
@@ -177,6 +204,9 @@ def measure_size(
         "pass_ms": median(warm) * 1000,
         "pass_first_ms": median(cold) * 1000,
         "pass_ms_all": [round(w * 1000, 1) for w in warm],
+        "pass_parts_ms": {
+            k: round(median([p.get(k, 0.0) for p in parts]), 1) for k in sorted(parts[0])
+        },
         **{f"{name}_cold_ms": ms for name, ms in commands.items()},
     }
 
@@ -200,6 +230,8 @@ def run(quick: bool) -> Outcome:
                 median([timed_rotate(roots[n], tmp / f"r{n}", rep) for rep in range(rotate_reps)])
                 * 1000
             )
+    floor_ms = interpreter_ms(cmd_reps)
+    import_ms = cli_import_ms(cmd_reps)
     big = curve[-1]
     base = curve[0]
     disk = disk_figures(roots[main], main)
@@ -215,7 +247,11 @@ def run(quick: bool) -> Outcome:
         why = (
             "--quick" if quick and "BENCH_SCALE_CHUNKS" not in os.environ else "BENCH_SCALE_CHUNKS"
         )
-        note = f"measured at {main:,} chunks / {archives_for(main)} archives ({why}), not 10,000"
+        arch = archives_for(main)
+        note = (
+            f"measured at {main:,} chunks / {arch} archive{'s' if arch != 1 else ''} ({why}), "
+            "not 10,000"
+        )
         for key in GROUP_KEYS:
             out.notes[key] = note
     out.details["scale"] = {
@@ -223,6 +259,8 @@ def run(quick: bool) -> Outcome:
         "archives": archives_for(main),
         "events_per_chunk": 100,
         "fixture_ready_s": round(build_s, 1),
+        "python_c_pass_ms": round(floor_ms, 1),
+        "import_inspector_cli_ms": round(import_ms, 1),
         "baseline": {
             "chunks": BASELINE_CHUNKS,
             "pass_ms": round(base["pass_ms"], 1),
