@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, TypeVar, overload
 
 from core.atomic import open_no_symlink
-from core.chunks import list_pending, read_index
+from core.chunks import list_pending
 from core.errors import IndexCorruptError, SessionMemoryError
 from core.events import CutClass, Event, cut_class, is_synthetic
 from core.manager import ArchiveInfo, MemoryManager
@@ -40,6 +40,8 @@ from core.reader import EventTail
 from core.store import SessionState, parse_event_lines
 from core.tokens import content_text, estimate_event_tokens
 from core.trigger import PromptSize, prompt_size
+from inspector.archive_catalog import list_archives_light
+from inspector.chunk_catalog import chunk_count as index_chunk_count
 from inspector.safe_text import one_line
 
 _T = TypeVar("_T")
@@ -650,7 +652,7 @@ def read_light_status(manager: MemoryManager, *, include_archives: bool) -> Ligh
         manager.store.warnings.clear()
     chunk_count, index_error = 0, None
     try:
-        chunk_count = len(read_index(paths).entries)
+        chunk_count = index_chunk_count(paths)  # cached: one stat when unchanged
     except IndexCorruptError as exc:
         index_error = str(exc)
     except SessionMemoryError as exc:
@@ -668,7 +670,7 @@ def read_light_status(manager: MemoryManager, *, include_archives: bool) -> Ligh
     archives: tuple[ArchiveInfo, ...] | None = None
     if include_archives:
         try:
-            archives = tuple(manager.list_archives())
+            archives = tuple(light.info for light in list_archives_light(manager))
         except (SessionMemoryError, OSError) as exc:
             errors.append(str(exc))
             archives = ()

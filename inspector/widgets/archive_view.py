@@ -7,13 +7,15 @@ Public API (for the app):
     view.manager: MemoryManager | None       # set by the app; used by reload() only
     view.set_data(archives: Sequence[ArchiveInfo], error: str | None = None) -> None
         # Plain data in (MemoryManager.list_archives() or SessionStatus.archives).
-    view.reload() -> None                    # manager.list_archives() in a thread worker
+    view.reload() -> None                    # list_archives_light() in a thread worker
     view.selected_archive -> ArchiveInfo | None
     view.action_open() -> None               # posts OpenArchive for the cursor row
 
 The filter box above the table keeps the rows whose id, date or first request contain its text
 (case-insensitive); t cycles the sort (newest first, oldest first, largest, most events, most
 chunks). Each row shows the session's first request, read from its events.jsonl in the worker.
+The listing comes from inspector.archive_catalog: cheap per-session reads, cached per archived
+session by its files' stats, so 100 closed sessions list in milliseconds once seen.
 
 Keys: enter or o on a row opens it; t sorts; f or ctrl+f focuses the filter. Message posted
 (bubbles): `ArchiveView.OpenArchive(session_id: str, path: Path)` — handle it in the app with
@@ -24,8 +26,6 @@ Styles: inspector/styles/widgets/archive_view.tcss.
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
@@ -39,9 +39,9 @@ from textual.message import Message
 from textual.widgets import DataTable, Input, Static
 from textual.worker import get_current_worker
 
-from core.atomic import open_no_symlink
 from core.manager import ArchiveInfo
-from inspector.safe_text import one_line, safe_line
+from inspector.archive_catalog import first_request, list_archives_light
+from inspector.safe_text import safe_line
 from inspector.tables import replace_rows
 from inspector.widgets.chunks_view import describe_error
 
@@ -63,28 +63,6 @@ def _when(value: str | None) -> str:
     if value and len(value) >= 19 and value[10] in "Tt" and value[:4].isdigit():
         return value[:10] + " " + value[11:19]
     return value or ""
-
-
-FIRST_REQUEST_BYTES = 256 * 1024
-
-
-def first_request(session_dir: Path) -> str:
-    """The first user_input of an archived session's events.jsonl ("" when none is near the
-    start); only the first FIRST_REQUEST_BYTES are read."""
-    try:
-        with os.fdopen(open_no_symlink(session_dir / "events.jsonl", os.O_RDONLY), "rb") as fh:
-            head = fh.read(FIRST_REQUEST_BYTES)
-    except OSError:
-        return ""
-    for raw in head.split(b"\n"):
-        try:
-            event = json.loads(raw)
-        except (ValueError, RecursionError):
-            continue
-        if isinstance(event, dict) and event.get("type") == "user_input":
-            content = event.get("content")
-            return one_line(content if isinstance(content, str) else str(content), 200)
-    return ""
 
 
 SORTS: tuple[tuple[str, Callable[[ArchiveInfo], object], bool], ...] = (
@@ -260,8 +238,9 @@ class ArchiveView(Vertical):
         if manager is None:
             return
         try:
-            archives = manager.list_archives()
-            requests = {info.session_id: first_request(Path(info.path)) for info in archives}
+            listed = list_archives_light(manager)
+            archives = [light.info for light in listed]
+            requests = {light.info.session_id: light.first_request for light in listed}
             loaded = self._Loaded(archives, None, requests)
         except Exception as exc:
             loaded = self._Loaded([], describe_error(exc))
@@ -282,3 +261,6 @@ class ArchiveView(Vertical):
         info = self.selected_archive
         if info is not None:
             self.post_message(self.OpenArchive(info.session_id, Path(info.path)))
+
+
+__all__ = ["SORTS", "ArchiveView", "first_request", "human_size"]

@@ -43,17 +43,17 @@ from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
-from textual.coordinate import Coordinate
 from textual.message import Message
 from textual.widgets import DataTable, Static
 from textual.worker import get_current_worker
 
-from core.chunks import ChunkEntry, PendingEvidence, list_pending, read_chunk_events, read_index
+from core.chunks import ChunkEntry, PendingEvidence, list_pending, read_chunk_events
 from core.errors import SessionMemoryError
 from core.tokens import compact_json, content_text, estimate_tokens
 from inspector.chunk_analysis import ChunkAnalysis, analyze_chunk
+from inspector.chunk_catalog import read_chunk_index, read_chunk_index_head
 from inspector.safe_text import one_line, safe_line, safe_text, trail_blanks
-from inspector.tables import replace_rows
+from inspector.tables import text_width
 
 if TYPE_CHECKING:
     from core.manager import MemoryManager
@@ -65,6 +65,11 @@ SUMMARY_LIMIT = 20_000
 PREVIEW_LIMIT = 300
 
 SOURCE_STYLE = {"active": "bold green", "pending": "bold yellow"}
+
+FIRST_PAGE = 120
+"""Entries the worker puts on screen first, before the whole index is read (issue 14)."""
+BATCH_ROWS = 1000
+"""Rows added to the table per loop callback: a 10k-chunk table fills without freezing keys."""
 
 
 @dataclass
@@ -360,6 +365,64 @@ def analysis_text(row: ChunkRow, analysis: ChunkAnalysis) -> Text:
     return out
 
 
+def row_cells(row: ChunkRow) -> list[Text]:
+    """The table's cells for one row (plain Text; safe to build in a worker)."""
+    return [
+        safe_line(row.chunk_id, "bold", limit=32),
+        Text(row.source, style=SOURCE_STYLE.get(row.source, "")),
+        Text("?" if row.event_count is None else str(row.event_count), justify="right"),
+        Text("split", style="bold yellow") if row.is_split_turn else Text(""),
+        Text(tokens_before_after(row), justify="right"),
+        safe_line(cut_meta_summary(row.cut_meta, row.extra.get("path")), "dim", limit=60),
+        safe_line(row.summary_backend or "", limit=24),
+        safe_line(_created(row.created_at)[:16], limit=24),
+        safe_line(row.first_event_id or "", limit=24),
+        safe_line(row.last_event_id or "", limit=24),
+    ]
+
+
+@dataclass
+class _Prepared:
+    """Everything the table needs, built off the loop: rows, their keys and cells, column
+    widths (fixed before any row is painted, see inspector.tables) and the notice line."""
+
+    rows: list[ChunkRow]
+    keys: list[str]
+    cells: list[list[Text]]
+    widths: list[int]
+    notice: Text
+
+
+def prepare(
+    entries: Sequence[ChunkEntry],
+    pending: Sequence[PendingEvidence],
+    index_error: str | None,
+    warnings: Sequence[str],
+) -> _Prepared:
+    """Rows, cells and widths for these entries and pending files, and the notice above."""
+    notice = Text()
+    if index_error:
+        notice.append_text(
+            safe_text(f"chunk index unreadable: {index_error}", "bold red", limit=500)
+        )
+    for warning in list(warnings)[:3]:
+        if notice:
+            notice.append("\n")
+        notice.append_text(safe_line(f"warning: {warning}", "yellow", limit=300))
+    if len(warnings) > 3:
+        notice.append(f"\n… {len(warnings) - 3} more warnings", style="yellow")
+    rows = [row_from_entry(e) for e in entries] + [row_from_pending(p) for p in pending]
+    keys = [f"{row.source[0]}{i}" for i, row in enumerate(rows)]
+    cells = [row_cells(row) for row in rows]
+    widths = [text_width(Text(label)) for label in ChunksView.COLUMNS]
+    for row_cells_ in cells:
+        for i, cell in enumerate(row_cells_):
+            width = cell.cell_len if "\n" not in cell.plain else text_width(cell)
+            if width > widths[i]:
+                widths[i] = width
+    return _Prepared(rows, keys, cells, widths, notice)
+
+
 class ChunksView(Vertical):
     """index.yaml + pending evidence as a table; summary and lazily read events below it."""
 
@@ -406,18 +469,10 @@ class ChunksView(Vertical):
             self.analysis = analysis
 
     class _DataLoaded(Message):
-        def __init__(
-            self,
-            entries: list[ChunkEntry],
-            pending: list[PendingEvidence],
-            index_error: str | None,
-            warnings: list[str],
-        ) -> None:
+        def __init__(self, prepared: _Prepared, final: bool) -> None:
             super().__init__()
-            self.entries = entries
-            self.pending = pending
-            self.index_error = index_error
-            self.warnings = warnings
+            self.prepared = prepared
+            self.final = final
 
     def __init__(
         self, *, name: str | None = None, id: str | None = None, classes: str | None = None
@@ -426,6 +481,7 @@ class ChunksView(Vertical):
         self.manager: MemoryManager | None = None
         self._rows: dict[str, ChunkRow] = {}
         self._selected_key: str | None = None
+        self._fill_generation = 0
 
     def compose(self) -> ComposeResult:
         yield Static(Text(""), id="chunks-error", markup=False)
@@ -457,52 +513,54 @@ class ChunksView(Vertical):
         warnings: Sequence[str] = (),
     ) -> None:
         """Show these chunks and pending files (replacing what was shown)."""
+        self._apply(prepare(entries, pending, index_error, warnings))
+
+    def _apply(self, prepared: _Prepared) -> None:
+        """Put prepared rows on screen: the first BATCH_ROWS now, the rest in later callbacks
+        (a 10k-chunk table never holds the loop for long)."""
         table: DataTable[Text] = self.query_one("#chunks-table", DataTable)
         previous = self.selected_chunk_id
         error = self.query_one("#chunks-error", Static)
-        notice = Text()
-        if index_error:
-            notice.append_text(
-                safe_text(f"chunk index unreadable: {index_error}", "bold red", limit=500)
-            )
-        for warning in list(warnings)[:3]:
-            if notice:
-                notice.append("\n")
-            notice.append_text(safe_line(f"warning: {warning}", "yellow", limit=300))
-        if len(warnings) > 3:
-            notice.append(f"\n… {len(warnings) - 3} more warnings", style="yellow")
-        error.update(notice)
-        self.set_class(bool(notice), "-index-error")
+        error.update(prepared.notice)
+        self.set_class(bool(prepared.notice), "-index-error")
 
-        rows = [row_from_entry(e) for e in entries] + [row_from_pending(p) for p in pending]
-        self._rows = {}
+        rows = prepared.rows
+        self._rows = dict(zip(prepared.keys, rows, strict=True))
         select_at = 0
-        for i, row in enumerate(rows):
-            self._rows[f"{row.source[0]}{i}"] = row
-            if row.chunk_id == previous:
-                select_at = i
-        replace_rows(table, [(key, self._cells(row)) for key, row in self._rows.items()])
-        if rows:
+        if previous is not None:
+            for i, row in enumerate(rows):
+                if row.chunk_id == previous:
+                    select_at = i
+                    break
+        self._fill_generation += 1
+        generation = self._fill_generation
+        columns = [col.key.value for col in table.ordered_columns]
+        table.clear(columns=True)
+        for key, label, width in zip(columns, self.COLUMNS, prepared.widths, strict=True):
+            table.add_column(label, key=key, width=width)
+        items = list(zip(prepared.keys, prepared.cells, strict=True))
+
+        def select() -> None:
             table.move_cursor(row=select_at)
             if previous is None or rows[select_at].chunk_id != previous:
-                self._show_row(table.coordinate_to_cell_key(Coordinate(select_at, 0)).row_key.value)
+                self._show_row(prepared.keys[select_at])
+
+        def fill(start: int) -> None:
+            if generation != self._fill_generation or not self.is_attached:
+                return  # newer data arrived; this fill is stale
+            for key, cells in items[start : start + BATCH_ROWS]:
+                table.add_row(*cells, key=key)
+            end = start + BATCH_ROWS
+            if start <= select_at < end:
+                select()
+            if end < len(items):
+                self.call_later(fill, end)
+
+        if rows:
+            fill(0)
         else:
             self._selected_key = None
             self._detail(Text("No chunks yet: nothing has been compacted.", style="dim"), Text(""))
-
-    def _cells(self, row: ChunkRow) -> list[Text]:
-        return [
-            safe_line(row.chunk_id, "bold", limit=32),
-            Text(row.source, style=SOURCE_STYLE.get(row.source, "")),
-            Text("?" if row.event_count is None else str(row.event_count), justify="right"),
-            Text("split", style="bold yellow") if row.is_split_turn else Text(""),
-            Text(tokens_before_after(row), justify="right"),
-            safe_line(cut_meta_summary(row.cut_meta, row.extra.get("path")), "dim", limit=60),
-            safe_line(row.summary_backend or "", limit=24),
-            safe_line(_created(row.created_at)[:16], limit=24),
-            safe_line(row.first_event_id or "", limit=24),
-            safe_line(row.last_event_id or "", limit=24),
-        ]
 
     def reload(self) -> None:
         """Read index + pending through `manager.paths` in a thread worker."""
@@ -511,15 +569,23 @@ class ChunksView(Vertical):
 
     @work(thread=True, exclusive=True, group="chunks-reload")
     def _reload_worker(self) -> None:
+        """A first page of the index on screen at once, then the whole index and pending."""
         manager = self.manager
         if manager is None:
             return
+        worker = get_current_worker()
+        try:
+            head = read_chunk_index_head(manager.paths, FIRST_PAGE)
+        except Exception:  # the full read below reports it
+            head = None
+        if head and not worker.is_cancelled:
+            self.post_message(self._DataLoaded(prepare(head, [], None, ()), final=False))
         entries: list[ChunkEntry] = []
         error: str | None = None
         pending: list[PendingEvidence] = []
         warnings: list[str] = []
         try:
-            read = read_index(manager.paths)
+            read = read_chunk_index(manager.paths)
             entries = list(read.entries)
             warnings.extend(read.warnings)
         except Exception as exc:  # IndexCorruptError above all; never crash the UI
@@ -528,15 +594,15 @@ class ChunksView(Vertical):
             pending = list_pending(manager.paths, warnings)
         except Exception as exc:
             error = f"{error}; {describe_error(exc)}" if error else describe_error(exc)
-        if not get_current_worker().is_cancelled:
-            self.post_message(self._DataLoaded(entries, pending, error, warnings))
+        if not worker.is_cancelled:
+            prepared = prepare(entries, pending, error, warnings)
+            if not worker.is_cancelled:
+                self.post_message(self._DataLoaded(prepared, final=True))
 
     @on(_DataLoaded)
     def _on_data_loaded(self, message: _DataLoaded) -> None:
         message.stop()
-        self.set_data(
-            message.entries, message.pending, message.index_error, warnings=message.warnings
-        )
+        self._apply(message.prepared)
 
     @on(DataTable.RowHighlighted, "#chunks-table")
     def _on_row_highlighted(self, event: DataTable.RowHighlighted) -> None:

@@ -1,0 +1,169 @@
+"""The closed sessions under `M/session_archive/`, listed cheaply enough for 100 of them (issue 14).
+
+`MemoryManager.list_archives` parses every archived events.jsonl and index.yaml on each call:
+with 100 long sessions the Archive tab waited seconds. Here each archived session is read
+once and cached, keyed by the stats (size, mtime, inode) of its folder and of the files the
+row shows; an unchanged archive costs a few stats. What a row needs is read cheaply: the
+event count is the count of non-empty lines of events.jsonl (the store writes one event per
+line), the chunk count comes from `inspector.chunk_catalog`, the creation time from
+state.json, the size from one listing of its folders, the first request from the first
+FIRST_REQUEST_BYTES of events.jsonl.
+
+    list_archives_light(manager) -> list[ArchiveLight]   # sorted by folder name
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from core.atomic import open_no_symlink, read_bytes_no_symlink
+from core.errors import SessionMemoryError
+from core.manager import ArchiveInfo
+from core.paths import MemoryPaths
+from inspector.chunk_catalog import chunk_count
+from inspector.safe_text import one_line
+
+if TYPE_CHECKING:
+    from core.manager import MemoryManager
+
+FIRST_REQUEST_BYTES = 256 * 1024
+COUNT_BLOCK = 1 << 20
+
+
+@dataclass(frozen=True)
+class ArchiveLight:
+    """One archived session's row: core's ArchiveInfo plus its first request."""
+
+    info: ArchiveInfo
+    first_request: str
+
+
+def first_request(session_dir: Path) -> str:
+    """The first user_input of an archived session's events.jsonl ("" when none is near the
+    start); only the first FIRST_REQUEST_BYTES are read."""
+    try:
+        with os.fdopen(open_no_symlink(session_dir / "events.jsonl", os.O_RDONLY), "rb") as fh:
+            head = fh.read(FIRST_REQUEST_BYTES)
+    except OSError:
+        return ""
+    for raw in head.split(b"\n"):
+        try:
+            event = json.loads(raw)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(event, dict) and event.get("type") == "user_input":
+            content = event.get("content")
+            return one_line(content if isinstance(content, str) else str(content), 200)
+    return ""
+
+
+def _event_lines(path: Path) -> int:
+    """Non-empty lines of events.jsonl, read in blocks (never the whole file at once)."""
+    count = 0
+    carry = b""
+    try:
+        with os.fdopen(open_no_symlink(path, os.O_RDONLY), "rb") as fh:
+            while block := fh.read(COUNT_BLOCK):
+                lines = (carry + block).split(b"\n")
+                carry = lines.pop()
+                count += sum(1 for line in lines if line.strip())
+    except FileNotFoundError:
+        return 0
+    return count + (1 if carry.strip() else 0)
+
+
+def _stat_key(path: Path) -> tuple[int, int, int]:
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return (-1, 0, 0)
+    return (st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def _size(folder: Path) -> int:
+    """Bytes of the regular files under `folder` (symlinks not followed)."""
+    total = 0
+    with contextlib.suppress(OSError), os.scandir(folder) as it:
+        for entry in it:
+            with contextlib.suppress(OSError):
+                if entry.is_dir(follow_symlinks=False):
+                    total += _size(Path(entry.path))
+                elif entry.is_file(follow_symlinks=False):
+                    total += entry.stat(follow_symlinks=False).st_size
+    return total
+
+
+def _created(state: Path) -> str | None:
+    try:
+        doc = json.loads(read_bytes_no_symlink(state))
+    except (OSError, ValueError, RecursionError):
+        return None
+    value = doc.get("created_at") if isinstance(doc, dict) else None
+    return value if isinstance(value, str) else None
+
+
+_CACHE: dict[str, tuple[tuple[tuple[int, int, int], ...], ArchiveLight]] = {}
+_GUARD = threading.Lock()
+
+
+def _read_one(memory_dir: Path, child: Path) -> ArchiveLight:
+    paths = MemoryPaths(memory_dir, session=child)
+    try:
+        chunks = chunk_count(paths)
+    except SessionMemoryError:
+        chunks = 0
+    info = ArchiveInfo(
+        session_id=child.name,
+        path=child,
+        event_count=_event_lines(child / "events.jsonl"),
+        chunk_count=chunks,
+        created_at=_created(child / "state.json"),
+        size_bytes=_size(child),
+    )
+    return ArchiveLight(info, first_request(child))
+
+
+def list_archives_light(manager: MemoryManager) -> list[ArchiveLight]:
+    """Every archived session's row, from the cache when its files did not change."""
+    root = manager.paths.archive_root
+    if not root.is_dir():
+        return []
+    out: list[ArchiveLight] = []
+    for child in sorted(root.iterdir()):
+        if not child.is_dir() or child.is_symlink():
+            continue
+        key = tuple(
+            _stat_key(p)
+            for p in (
+                child,
+                child / "events.jsonl",
+                child / "state.json",
+                child / "chunks",
+                child / "chunks" / "index.yaml",
+                child / "chunks" / "pending",
+            )
+        )
+        with _GUARD:
+            cached = _CACHE.get(str(child))
+        if cached is not None and cached[0] == key:
+            out.append(cached[1])
+            continue
+        try:
+            light = _read_one(manager.memory_dir, child)
+        except (SessionMemoryError, OSError):
+            continue
+        with _GUARD:
+            if len(_CACHE) > 4096:
+                _CACHE.clear()
+            _CACHE[str(child)] = (key, light)
+        out.append(light)
+    return out
+
+
+__all__ = ["ArchiveLight", "first_request", "list_archives_light"]
