@@ -208,6 +208,8 @@ class PersistentRecallIndex:
         self._ids: dict[int, str] = {}
         self._checked: tuple[object, ...] | None = None
         self._cache: dict[str, Sequence[Event]] = {}
+        self.line_filter: tuple[bytes, ...] | None = None
+        """(one query, cold) Parse only the chunk lines that can match: see `_read_chunk_at`."""
         self.warnings: list[str] = []
         self.last_sync = SyncReport()
 
@@ -588,6 +590,8 @@ class PersistentRecallIndex:
     def _events(self, chunk_id: str) -> Sequence[Event]:
         """A chunk's events, the last EVENTS_CACHED chunks kept (chunk files are written once;
         a changed one makes the index stale, and a rebuild clears this)."""
+        if self.line_filter is not None and self._read_events is None:
+            return _read_chunk_at(self.chunks_dir, chunk_id, lambda: self.paths, self.line_filter)
         cached = self._cache.pop(chunk_id, None)
         if cached is None:
             cached = self._read(chunk_id)
@@ -618,8 +622,18 @@ def read_chunk_file(paths: MemoryPaths, chunk_id: str) -> list[Event]:
     return _read_chunk_at(str(paths.chunks_dir), chunk_id, lambda: paths)
 
 
-def _read_chunk_at(folder: str, chunk_id: str, paths: Callable[[], MemoryPaths]) -> list[Event]:
-    """`read_chunk_file` of the chunks folder `folder` (`paths` only for an unclean file)."""
+def _read_chunk_at(
+    folder: str,
+    chunk_id: str,
+    paths: Callable[[], MemoryPaths],
+    needles: tuple[bytes, ...] | None = None,
+) -> list[Event]:
+    """`read_chunk_file` of the chunks folder `folder` (`paths` only for an unclean file).
+
+    With `needles` (a query's terms, lowercased), a line is parsed only when it can match:
+    it has a needle in its lowercased bytes, a byte outside ASCII (NFKC could fold it into
+    a term) or a backslash (a JSON escape could hide one). A skipped line is an event
+    recall would neither list nor find a phrase in, so a search's answer is the same."""
     try:
         fd = os.open(f"{folder}/{chunk_id}.jsonl", os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
@@ -637,6 +651,10 @@ def _read_chunk_at(folder: str, chunk_id: str, paths: Callable[[], MemoryPaths])
         for raw in data.split(b"\n"):
             if not raw.strip():
                 continue
+            if needles is not None and raw.isascii() and b"\\" not in raw:
+                low = raw.lower()
+                if not any(n in low for n in needles):
+                    continue
             try:
                 obj = loads(raw)
             except ValueError:
@@ -690,6 +708,9 @@ def recall_once(
         return None
     if not os.path.exists(store.index_yaml) or (read_only and not os.path.exists(store.path)):
         return None
+    from core.recall import query_terms
+
+    store.line_filter = tuple(t.encode() for t in query_terms(query).weights)
     try:
         with store.reading():
             if store.warnings:

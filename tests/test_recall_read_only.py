@@ -79,3 +79,31 @@ def test_a_read_only_viewer_follows_a_writer_without_writing(tmp_path: Path) -> 
     assert not store.in_memory, "the file the writer brought up to date is read, not copied"
     viewer.close()
     assert snapshot(root) == before
+
+
+def test_the_cold_path_parses_only_lines_that_can_match_and_answers_the_same(
+    tmp_path: Path,
+) -> None:
+    """`recall_once` skips chunk lines without a query term, but never one whose term hides
+    behind a JSON escape or a character NFKC folds (fullwidth letters)."""
+    root = tmp_path / "m"
+    mm = MemoryManager(root, config())
+    for n in range(9):
+        mm.begin_run(f"turn {n}: look at the build")
+        mm.append({"type": "user_input", "content": f"plain line {n} without the name"})
+        if n == 2:
+            mm.append({"type": "user_input", "content": 'ran \\ "ＳｃａｎＦｉｘ.py" then ＳＣＡＮ'})
+        if n == 5:
+            mm.append({"type": "user_input", "content": 'said "scanfix.py" with\nquotes'})
+        mm.commit_run(f"done {n}")
+        mm.wait_for_maintenance()
+        if n % 3 == 2:
+            assert mm.save(force=True).compacted
+    mm.close()
+    for q in ["scanfix.py", "ScanFix", "scan", "plain line", '"look at"', "build 4"]:
+        want = MemoryManager(root, config(), read_only=True).recall(q, limit=5)
+        assert recall_once(root, q, 5) == want, q
+    (hit, *_) = recall_once(root, "scanfix.py", 5).results  # type: ignore[union-attr]
+    assert any("ＳｃａｎＦｉｘ" in str(e.get("content")) for e in hit.events) or any(
+        "scanfix.py" in str(e.get("content")) for e in hit.events
+    )
