@@ -71,7 +71,17 @@ _CJK = (
     "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
     "\u3040-\u30ff\u31f0-\u31ff\u1100-\u11ff\u3130-\u318f\uac00-\ud7af"
 )
-_CJK_RUN = re.compile(f"[{_CJK}]+")
+_CJK_RUNS: list[re.Pattern[str]] = []
+
+
+def _cjk_run() -> re.Pattern[str]:
+    """A run of CJK characters: compiled on first use (~2 ms: the ranges reach past the
+    BMP), which ASCII-only queries and texts never need."""
+    if not _CJK_RUNS:
+        _CJK_RUNS.append(re.compile(f"[{_CJK}]+"))
+    return _CJK_RUNS[0]
+
+
 _PART = re.compile(r"[^\W_]+")
 _JOINED = re.compile(r"(?<![^\W_])[^\W_]++(?:[_.\-/:@]++[^\W_]++)+")
 """Words joined by `_ . - / : @` (`app_main.log`, `user@host`): kept whole besides their parts.
@@ -224,12 +234,13 @@ def _tokens(text: str) -> list[str]:
     whole-text regex scans rather than a walk over each compound."""
     tokens: list[str] = []
     if not text.isascii():
-        for run in _CJK_RUN.findall(text):
+        cjk_run = _cjk_run()
+        for run in cjk_run.findall(text):
             if len(run) == 1:
                 tokens.append(run)
             else:
                 tokens.extend([run[i : i + 2] for i in range(len(run) - 1)])
-        text = _CJK_RUN.sub(" ", text)
+        text = cjk_run.sub(" ", text)
     stop = STOPWORDS
     tokens.extend([part for part in _PART.findall(text) if part not in stop])
     for joined in _JOINED.findall(text):
@@ -773,7 +784,7 @@ def _matched_events(
     if not terms:
         return []
     wanted = set(terms)
-    cjk = {t: _CJK_RUN.fullmatch(t) is not None for t in wanted}
+    cjk = {t: not t.isascii() and _cjk_run().fullmatch(t) is not None for t in wanted}
     words = [p.split(" ") for p in phrases]
     matched: list[tuple[Event, bool]] = []
     any_strong = False
@@ -799,7 +810,7 @@ def _matched_events(
 
 
 def _is_cjk(ch: str) -> bool:
-    return _CJK_RUN.match(ch) is not None
+    return not ch.isascii() and _cjk_run().match(ch) is not None
 
 
 def _is_word_char(ch: str) -> bool:
@@ -839,7 +850,7 @@ def highlight_spans(text: str, query: str) -> list[tuple[int, int]]:
     for needle in needles:
         if not needle:
             continue
-        cjk = _CJK_RUN.search(needle) is not None
+        cjk = not needle.isascii() and _cjk_run().search(needle) is not None
         at = low.find(needle)
         while at >= 0:
             end = at + len(needle)
