@@ -37,7 +37,6 @@ from core.chunks import (
     INDEX_VERSION,
     ChunkEntry,
     IndexRead,
-    _make_dir,
     read_index,
     render_index,
 )
@@ -398,6 +397,8 @@ def read_catalog(paths: MemoryPaths, *, write: bool = True) -> Catalog:
             if k != len(lines) - 1 and write:
                 _rewrite(paths, kept, st)
             return Catalog(paths, kept, exists=True, appendable=True, size=st.st_size)
+        if entry.end == st.st_size and k == len(lines) - 1:
+            break  # the same size, another mtime: rewritten in place, not appended to
         data = read_bytes_no_symlink(path)
         tail_entries = _parse_tail(path, data, entry.end, {e.chunk_id for e in kept})
         if tail_entries is None:
@@ -577,14 +578,25 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[n:]
 
 
-def write_index_and_catalog(paths: MemoryPaths, entries: list[ChunkEntry]) -> None:
-    """Write index.yaml whole (atomic) and its catalog afresh: repair, rebuild, recovery."""
-    from core.chunks import write_index
-
-    write_index(paths, entries)
-    _make_dir(paths, paths.chunks_dir)
-    with contextlib.suppress(IndexCorruptError, StoreError):
-        rebuild_catalog(paths)
+def write_catalog_for(
+    paths: MemoryPaths, entries: list[ChunkEntry], bodies: list[bytes], data: bytes
+) -> None:
+    """The catalog of an index.yaml just written whole from `entries` (`bodies`: each
+    entry's text, `data`: the file), without parsing it back."""
+    try:
+        st = os.stat(paths.index, follow_symlinks=False)
+    except OSError:
+        return
+    if st.st_size != len(data):
+        return
+    catalog = Catalog(paths, [], exists=True, appendable=True, size=len(data))
+    offset = len(INDEX_HEAD)
+    spans: list[tuple[ChunkEntry, int, int]] = []
+    for entry, body in zip(entries, bodies, strict=True):
+        spans.append((entry, offset, offset + len(body)))
+        offset += len(body)
+    _extend(catalog, spans)
+    _rewrite(paths, catalog.entries, st, data)
 
 
 def truncate_torn_append(paths: MemoryPaths, offset: int, length: int, digest: str) -> bool:
@@ -637,5 +649,5 @@ __all__ = [
     "read_summary",
     "rebuild_catalog",
     "truncate_torn_append",
-    "write_index_and_catalog",
+    "write_catalog_for",
 ]

@@ -275,10 +275,19 @@ def _make_dir(paths: MemoryPaths, folder: Path) -> None:
 
 
 def write_index(paths: MemoryPaths, entries: Sequence[ChunkEntry]) -> None:
-    """Atomically write index.yaml (caller holds the session lock)."""
-    text = render_index(entries)
+    """Atomically write index.yaml whole (caller holds the session lock), and its catalog
+    (core.catalog) from the same entries, so the next reader needs no full parse.
+
+    The text is `version`/`chunks:` and each entry rendered alone, one after the other:
+    byte for byte what `render_index(entries)` gives, and what a pass appends to."""
+    from core.catalog import INDEX_HEAD, entry_text, write_catalog_for
+
+    bodies = [entry_text(e) for e in entries]
+    data = INDEX_HEAD + b"".join(bodies) if entries else render_index(entries).encode("utf-8")
     _make_dir(paths, paths.chunks_dir)
-    atomic_write_bytes(paths.index, text.encode("utf-8"))
+    atomic_write_bytes(paths.index, data)
+    if entries:
+        write_catalog_for(paths, list(entries), bodies, data)
 
 
 def _events_bytes(events: Iterable[Event], where: str) -> bytes:

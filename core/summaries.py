@@ -466,14 +466,40 @@ def fold_stat(chunk_id: str, summary: str, previous_request: str | None) -> Fold
     lines = 0
     merges_first = False
     prev = previous_request
-    for i, run in enumerate(_fold_runs(chunk_id, summary)):
-        merges = run.continued and prev is not None and run.request == prev
+    for i, (continued, request) in enumerate(_run_requests(chunk_id, summary)):
+        merges = continued and prev is not None and request == prev
         if merges and i == 0:
             merges_first = True
         if not merges:
             lines += 1
-        prev = run.request
+        prev = request
     return FoldStat(lines, merges_first, prev)
+
+
+def _run_requests(chunk_id: str, summary: str) -> list[tuple[bool, str]]:
+    """(continued, request) of each run `_fold_runs` gives, without the paths and outcomes
+    (what merging depends on; a catalog rebuild folds every chunk of a long session)."""
+    history, marker, prefix = _split_at_marker(normalize_summary(summary))
+    out: list[tuple[bool, str]] = []
+    for raw in history.split("\n"):
+        if raw.startswith("- "):
+            body = raw.strip().removeprefix("- ")
+            if body.startswith(REQUEST_LABEL):
+                out.append((False, _value(body, REQUEST_LABEL)))
+            elif body.startswith(CONTINUED_LABEL):
+                out.append((True, _value(body, CONTINUED_LABEL)))
+    if marker:
+        lines = [ln.strip() for ln in prefix.split("\n")]
+        request = ""
+        for i, line in enumerate(lines):
+            if line == ORIGINAL_REQUEST_LABEL:
+                nxt = next((ln for ln in lines[i + 1 :] if ln), "")
+                request = one_line(nxt.removeprefix("- ")) if nxt.startswith("- ") else ""
+        if request:
+            out.append((True, request))
+    if not out:
+        return [(False, run.request) for run in _fold_runs(chunk_id, summary)]
+    return out
 
 
 def render_summary_md_window(

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from core.catalog import catalog_path, read_catalog, read_summary
-from core.chunks import read_index, render_index, write_index
+from core.chunks import read_index, render_index
 from core.config import CompactionConfig
 from core.manager import MemoryManager
 from core.summaries import (
@@ -197,7 +197,15 @@ def test_passes_append_to_the_index_in_place_and_match_a_full_render(tmp_path: P
 
 
 @pytest.mark.parametrize(
-    "damage", ["deleted", "garbage", "last_line_missing", "last_line_torn", "stale_rewrite"]
+    "damage",
+    [
+        "deleted",
+        "garbage",
+        "last_line_missing",
+        "last_line_torn",
+        "stale_replaced",
+        "stale_in_place",
+    ],
 )
 def test_a_damaged_or_stale_catalog_answers_as_a_fresh_parse(tmp_path: Path, damage: str) -> None:
     mm = MemoryManager(tmp_path / "m", CompactionConfig(**CONFIG))
@@ -215,10 +223,18 @@ def test_a_damaged_or_stale_catalog_answers_as_a_fresh_parse(tmp_path: Path, dam
         path.write_bytes(b"".join(lines[:-1]))
     elif damage == "last_line_torn":
         path.write_bytes(b"".join(lines[:-1]) + lines[-1][:40])
-    else:  # index.yaml rewritten whole (repair, a hand edit): same entries, another summary
+    else:  # index.yaml edited by hand, in place or replaced: another summary, same entries
         entries = read_index(mm.paths).entries
         entries[2].summary = "rewritten by hand"
-        write_index(mm.paths, entries)
+        text = render_index(entries).encode("utf-8")
+        if damage == "stale_in_place":
+            with open(mm.paths.index, "r+b") as f:
+                f.write(text)
+                f.truncate()
+        else:
+            tmp = mm.paths.index.with_name("edited.yaml")
+            tmp.write_bytes(text)
+            os.replace(tmp, mm.paths.index)
     catalog = read_catalog(mm.paths)
     entries = read_index(mm.paths).entries
     assert catalog.chunk_ids() == [e.chunk_id for e in entries]
