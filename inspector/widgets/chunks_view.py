@@ -33,7 +33,7 @@ from inspector.safe_text.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -43,11 +43,19 @@ from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
+from textual.geometry import Size
 from textual.message import Message
 from textual.widgets import DataTable, Static
+from textual.widgets.data_table import RowKey
 from textual.worker import get_current_worker
 
-from core.chunks import ChunkEntry, PendingEvidence, list_pending, read_chunk_events
+from core.chunks import (
+    ChunkEntry,
+    IndexRead,
+    PendingEvidence,
+    list_pending,
+    read_chunk_events,
+)
 from core.errors import SessionMemoryError
 from core.tokens import compact_json, content_text, estimate_tokens
 from inspector.chunk_analysis import ChunkAnalysis, analyze_chunk
@@ -381,6 +389,30 @@ def row_cells(row: ChunkRow) -> list[Text]:
     ]
 
 
+class FixedWidthTable(DataTable[Text]):
+    """A DataTable whose columns all get fixed widths measured off the loop (`prepare`).
+    DataTable measures every new cell on idle even for fixed-width columns (~2 s for 10k
+    chunk rows, freezing keys); with no auto-width column, no row label and one-line rows
+    that measuring changes nothing, so it is skipped and only the scrollable size updated."""
+
+    def _update_dimensions(self, new_rows: Iterable[RowKey]) -> None:
+        new_rows = list(new_rows)
+        columns = self.ordered_columns
+        if (
+            not columns
+            or self._labelled_row_exists
+            or any(column.auto_width for column in columns)
+            or any(self.rows[key].auto_height for key in new_rows if key in self.rows)
+        ):
+            super()._update_dimensions(new_rows)
+            return
+        width = sum(column.get_render_width(self) for column in self.columns.values())
+        header = self.header_height if self.show_header else 0
+        self.virtual_size = Size(
+            width + self._row_label_column_width, self._total_row_height + header
+        )
+
+
 @dataclass
 class _Prepared:
     """Everything the table needs, built off the loop: rows, their keys and cells, column
@@ -485,8 +517,7 @@ class ChunksView(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static(Text(""), id="chunks-error", markup=False)
-        table: DataTable[Text] = DataTable(id="chunks-table", cursor_type="row", zebra_stripes=True)
-        yield table
+        yield FixedWidthTable(id="chunks-table", cursor_type="row", zebra_stripes=True)
         with VerticalScroll(id="chunks-detail", can_focus=True):
             yield Static(
                 Text("Select a chunk to see its summary and events.", style="dim"),
@@ -574,18 +605,23 @@ class ChunksView(Vertical):
         if manager is None:
             return
         worker = get_current_worker()
-        try:
-            head = read_chunk_index_head(manager.paths, FIRST_PAGE)
-        except Exception:  # the full read below reports it
-            head = None
-        if head and not worker.is_cancelled:
-            self.post_message(self._DataLoaded(prepare(head, [], None, ()), final=False))
         entries: list[ChunkEntry] = []
         error: str | None = None
         pending: list[PendingEvidence] = []
         warnings: list[str] = []
+        read: IndexRead | None = None
         try:
-            read = read_chunk_index(manager.paths)
+            head = read_chunk_index_head(manager.paths, FIRST_PAGE)
+            if head is None:  # cached (or not the emitter's shape): the whole read is at hand
+                read = read_chunk_index(manager.paths)
+                head = read.entries[:FIRST_PAGE]
+        except Exception:  # the full read below reports it
+            head = None
+        small = read is not None and len(read.entries) <= FIRST_PAGE
+        if head and not small and not worker.is_cancelled:
+            self.post_message(self._DataLoaded(prepare(head, [], None, ()), final=False))
+        try:
+            read = read or read_chunk_index(manager.paths)
             entries = list(read.entries)
             warnings.extend(read.warnings)
         except Exception as exc:  # IndexCorruptError above all; never crash the UI

@@ -1,0 +1,372 @@
+"""The TUI on a long-lived root (issue 14): the fast index reader gives what core's reader
+gives, the archive listing what core's listing gives, and the Chunks and Archive tabs show the
+right rows and details on 500 chunks / 30 archived sessions, filled from workers while keys
+keep working."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.widget import Widget
+from textual.widgets import DataTable, Input, Static
+
+import inspector.widgets.chunks_view as chunks_view_module
+from core.chunks import ChunkEntry, IndexRead, read_index, write_chunk_file, write_index
+from core.config import CompactionConfig
+from core.errors import IndexCorruptError
+from core.manager import MemoryManager
+from inspector.archive_catalog import list_archives_light
+from inspector.chunk_catalog import read_chunk_index, read_chunk_index_head
+from inspector.model import read_light_status
+from inspector.stylesheets import STYLESHEETS
+from inspector.widgets.archive_view import ArchiveView
+from inspector.widgets.chunks_view import ChunksView
+
+N_CHUNKS = 500
+N_ARCHIVES = 30
+
+
+def _events(prefix: str, n: int) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for j in range(n):
+        kind = ("user_input", "assistant_output")[j % 2]
+        out.append(
+            {
+                "id": f"{prefix}-{j:03d}",
+                "type": kind,
+                "role": "user" if kind == "user_input" else "assistant",
+                "ts": "2026-11-29T17:45:43.123Z",
+                "content": f"{prefix} request {j}: fix /srv/{prefix}/mod_{j}.py",
+            }
+        )
+    return out
+
+
+def _entry(i: int, events: list[dict[str, Any]]) -> ChunkEntry:
+    return ChunkEntry(
+        chunk_id=f"chunk_{i:04d}",
+        created_at=f"2026-11-{1 + i % 28:02d}T10:00:00.000Z",
+        event_count=len(events),
+        first_event_id=str(events[0]["id"]),
+        last_event_id=str(events[-1]["id"]),
+        summary=f"## Goal\nchunk number {i} goal\n\n## Progress\n- item {i}\n",
+        cut_meta={"first_kept_event_id": f"kept-{i}", "tokens_before": 1000 + i},
+        extra={"summary_backend": "extractive"},
+    )
+
+
+def _fill(manager: MemoryManager, prefix: str, n: int) -> list[ChunkEntry]:
+    entries = []
+    for i in range(1, n + 1):
+        events = _events(f"{prefix}{i}", 4)
+        write_chunk_file(manager.paths, f"chunk_{i:04d}", events)
+        entries.append(_entry(i, events))
+    write_index(manager.paths, entries)
+    return entries
+
+
+@pytest.fixture(scope="module")
+def long_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """30 archived sessions (closed by rotate) and an active session of 500 chunks."""
+    root = tmp_path_factory.mktemp("long") / "memory"
+    config = CompactionConfig()
+    for a in range(N_ARCHIVES):
+        manager = MemoryManager(root, config)
+        manager.store.ensure_session()
+        for event in _events(f"arch{a:02d}", 6 + a):
+            manager.append(event)
+        _fill(manager, f"a{a}c", 2 + a % 3)
+        manager.rotate()
+        manager.close()
+    manager = MemoryManager(root, config)
+    manager.store.ensure_session()
+    _fill(manager, "c", N_CHUNKS)
+    for event in _events("hot", 10):
+        manager.append(event)
+    manager.close()
+    return root
+
+
+# --- the fast index reader ---------------------------------------------------------------
+
+
+def _same(fast: IndexRead, slow: IndexRead) -> None:
+    assert fast.entries == slow.entries
+    assert fast.warnings == slow.warnings
+    assert fast.exists == slow.exists
+
+
+def test_fast_index_matches_core_on_a_long_index(long_root: Path) -> None:
+    manager = MemoryManager(long_root, read_only=True)
+    fast = read_chunk_index(manager.paths)
+    assert len(fast.entries) == N_CHUNKS
+    _same(fast, read_index(manager.paths))
+    head = read_chunk_index_head(manager.paths, 10)
+    # The first call cached the whole index: the head is then left to the cached read.
+    assert head is None
+
+
+ODD_SUMMARIES = [
+    "",
+    "one line",
+    "  starts with spaces\nand more",
+    "ends with one newline\n",
+    "no trailing newline\nsecond",
+    "\nleading newline",
+    "key: value\n- list: item\n  # not a comment",
+    "'quoted' and \"double\" and: colon",
+    "unicode \u00e9\u4e2d\u6587 \u2702",
+    "Turn Context (split turn):\nprefix text",
+    "tab\there\nand trailing spaces   \n",
+    "yes",
+    "123",
+    "1.5",
+    "null",
+    "#hash start",
+    "- dash start",
+    "&anchor-like *star !bang",
+    "a " * 80,
+    "ends with newlines\n\n\n",  # last: mid-file, the emitter's `|+` block is not re-readable
+]
+
+
+def test_fast_index_matches_core_on_odd_values(tmp_path: Path) -> None:
+    """Every entry the emitter can write reads back as core reads it, whichever way
+    (scanned or handed to YAML) the fast reader takes."""
+    manager = MemoryManager(tmp_path / "m", CompactionConfig())
+    manager.store.ensure_session()
+    entries = []
+    for i, summary in enumerate(ODD_SUMMARIES, 1):
+        entries.append(
+            ChunkEntry(
+                chunk_id=f"chunk_{i:04d}",
+                created_at="" if i % 3 else "2026-01-01T10:00:00.000Z",
+                event_count=i,
+                first_event_id=None if i % 4 == 0 else ("0123" if i % 5 == 0 else f"ev_{i}"),
+                last_event_id=["true", "1e5", "x y", "010", "-7", "~"][i % 6],
+                summary=summary,
+                cut_meta=None if i % 2 else {"tokens_before": i, "odd key": "v: w", "n": None},
+                extra={"summary_backend": "openai", "nested": {"a": [1, 2]}} if i % 3 == 0 else {},
+            )
+        )
+    write_index(manager.paths, entries)
+    _same(read_chunk_index(manager.paths), read_index(manager.paths))
+
+
+def test_fast_index_reports_what_core_reports_on_damaged_files(tmp_path: Path) -> None:
+    manager = MemoryManager(tmp_path / "m", CompactionConfig())
+    manager.store.ensure_session()
+    _fill(manager, "c", 3)
+    index = manager.paths.index
+    text = index.read_text(encoding="utf-8")
+    # A duplicate id and a bad id: entries skipped with core's warnings.
+    index.write_text(
+        text
+        + text.split("chunks:\n", 1)[1].split("- chunk_id: chunk_0002")[0]
+        + "- chunk_id: ../evil\n  summary: x\n",
+        encoding="utf-8",
+    )
+    _same(read_chunk_index(manager.paths), read_index(manager.paths))
+    assert len(read_chunk_index(manager.paths).warnings) == 2
+    # Not YAML at all: the same IndexCorruptError as core's.
+    index.write_text(text + "- chunk_id: [unclosed\n", encoding="utf-8")
+    with pytest.raises(IndexCorruptError) as fast:
+        read_chunk_index(manager.paths)
+    with pytest.raises(IndexCorruptError) as slow:
+        read_index(manager.paths)
+    assert str(fast.value) == str(slow.value)
+
+
+def test_fast_index_cache_follows_a_rewrite(tmp_path: Path) -> None:
+    manager = MemoryManager(tmp_path / "m", CompactionConfig())
+    manager.store.ensure_session()
+    entries = _fill(manager, "c", 3)
+    assert len(read_chunk_index(manager.paths).entries) == 3
+    write_index(manager.paths, entries[:2])
+    assert [e.chunk_id for e in read_chunk_index(manager.paths).entries] == [
+        "chunk_0001",
+        "chunk_0002",
+    ]
+    assert read_light_status(manager, include_archives=False).chunk_count == 2
+
+
+# --- the archive listing ------------------------------------------------------------------
+
+
+def test_archive_listing_matches_core(long_root: Path) -> None:
+    manager = MemoryManager(long_root, read_only=True)
+    light = list_archives_light(manager)
+    core = manager.list_archives()
+    assert len(light) == N_ARCHIVES
+    assert [a.info for a in light] == core
+    assert light[0].first_request.startswith("arch")
+
+
+def test_archive_listing_cache_follows_a_change(long_root: Path, tmp_path: Path) -> None:
+    import shutil
+
+    root = tmp_path / "copy"
+    shutil.copytree(long_root / "session_archive", root / "session_archive")
+    manager = MemoryManager(root, read_only=True)
+    first = list_archives_light(manager)[0]
+    events = Path(first.info.path) / "events.jsonl"
+    with events.open("a", encoding="utf-8") as fh:
+        fh.write('{"id": "late", "type": "assistant_output", "content": "late"}\n')
+    again = list_archives_light(manager)[0]
+    assert again.info.event_count == first.info.event_count + 1
+    assert again.info.size_bytes > first.info.size_bytes
+
+
+# --- the views ----------------------------------------------------------------------------
+
+
+class Host(App[None]):
+    """One view, and a key f5 whose action counts presses (is the loop free?)."""
+
+    CSS_PATH = STYLESHEETS
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("f5", "count", "count", priority=True)]
+
+    def __init__(self, view: Widget) -> None:
+        super().__init__()
+        self.view = view
+        self.presses = 0
+
+    def compose(self) -> ComposeResult:
+        yield self.view
+
+    def action_count(self) -> None:
+        self.presses += 1
+
+
+def cells(table: DataTable[Any], row: int) -> list[str]:
+    return [getattr(c, "plain", str(c)) for c in table.get_row_at(row)]
+
+
+async def rows_reach(app: App[None], pilot: Any, table: DataTable[Any], n: int) -> None:
+    """Let workers and the batched fill run until the table holds n rows (bounded)."""
+    for _ in range(200):
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        if table.row_count >= n:
+            return
+    raise AssertionError(f"table stopped at {table.row_count} rows, wanted {n}")
+
+
+def text_of(view: Widget, selector: str) -> str:
+    return str(view.query_one(selector, Static).render())
+
+
+async def test_chunks_tab_on_500_chunks_rows_and_details(
+    long_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(chunks_view_module, "BATCH_ROWS", 64)  # the fill takes several batches
+    view = ChunksView()
+    view.manager = MemoryManager(long_root, read_only=True)
+    app = Host(view)
+    async with app.run_test(size=(120, 40)) as pilot:
+        view.reload()
+        table = view.query_one(DataTable)
+        await rows_reach(app, pilot, table, N_CHUNKS)
+        assert table.row_count == N_CHUNKS
+        assert cells(table, 0)[:3] == ["chunk_0001", "active", "4"]
+        assert cells(table, 0)[4] == "1,001→?"
+        assert cells(table, 0)[6] == "extractive"
+        last = cells(table, N_CHUNKS - 1)
+        assert last[0] == "chunk_0500" and last[5] == "from kept-500"
+        # A row deep in the table: its summary at once, its events and analysis from the worker.
+        table.focus()
+        table.move_cursor(row=411)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert view.selected_chunk_id == "chunk_0412"
+        assert "chunk number 412 goal" in text_of(view, "#chunks-summary")
+        assert "c412 request 0" in text_of(view, "#chunks-events")
+        assert "compression" in text_of(view, "#chunks-analysis")
+
+
+async def test_chunks_tab_fills_from_a_worker_while_keys_work(
+    long_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index read is held until a key pressed meanwhile has run its action."""
+    gate = threading.Event()
+    real = chunks_view_module.read_chunk_index
+
+    def held(paths: Any) -> IndexRead:
+        assert gate.wait(timeout=30), "the key was never handled while the index was read"
+        return real(paths)
+
+    monkeypatch.setattr(chunks_view_module, "read_chunk_index", held)
+    monkeypatch.setattr(chunks_view_module, "read_chunk_index_head", lambda paths, n: None)
+    view = ChunksView()
+    view.manager = MemoryManager(long_root, read_only=True)
+    app = Host(view)
+    async with app.run_test(size=(120, 40)) as pilot:
+        view.reload()
+        await pilot.press("f5")
+        assert app.presses == 1
+        table = view.query_one(DataTable)
+        assert table.row_count == 0  # still loading
+        gate.set()
+        await rows_reach(app, pilot, table, N_CHUNKS)
+        await pilot.press("f5")
+        assert app.presses == 2
+
+
+async def test_archive_tab_on_30_sessions_rows_filter_sort(long_root: Path) -> None:
+    view = ArchiveView()
+    manager = MemoryManager(long_root, read_only=True)
+    view.manager = manager
+    app = Host(view)
+    async with app.run_test(size=(120, 40)) as pilot:
+        view.reload()
+        table = view.query_one(DataTable)
+        await rows_reach(app, pilot, table, N_ARCHIVES)
+        core = {info.session_id: info for info in manager.list_archives()}
+        shown = {cells(table, r)[0]: cells(table, r) for r in range(table.row_count)}
+        assert set(shown) == set(core)
+        for sid, row in shown.items():
+            assert row[3] == str(core[sid].event_count)
+            assert row[4] == str(core[sid].chunk_count)
+            assert row[5].startswith("arch") and "request 0" in row[5]
+        # The filter matches a first request; t sorts by chunks, etc.
+        view.query_one("#archive-filter", Input).value = "arch07"
+        await pilot.pause()
+        assert table.row_count == 1 and "arch07" in cells(table, 0)[5]
+        view.query_one("#archive-filter", Input).value = ""
+        await pilot.pause()
+        view.sort_index = 3  # most events first
+        view.action_sort()  # → most chunks first
+        await pilot.pause()
+        counts = [int(cells(table, r)[4]) for r in range(table.row_count)]
+        assert counts == sorted(counts, reverse=True)
+
+
+async def test_archive_tab_fills_from_a_worker_while_keys_work(
+    long_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import inspector.widgets.archive_view as archive_view_module
+
+    gate = threading.Event()
+    real = archive_view_module.list_archives_light
+
+    def held(manager: MemoryManager) -> Any:
+        assert gate.wait(timeout=30), "the key was never handled while archives were listed"
+        return real(manager)
+
+    monkeypatch.setattr(archive_view_module, "list_archives_light", held)
+    view = ArchiveView()
+    view.manager = MemoryManager(long_root, read_only=True)
+    app = Host(view)
+    async with app.run_test(size=(120, 40)) as pilot:
+        view.reload()
+        await pilot.press("f5")
+        assert app.presses == 1
+        table = view.query_one(DataTable)
+        assert table.row_count == 0
+        gate.set()
+        await rows_reach(app, pilot, table, N_ARCHIVES)
