@@ -541,6 +541,18 @@ def idf(n_docs: int, df: int) -> float:
 
 Posting = tuple[Hashable, int, int]
 """(document key, best, total) for one term."""
+TermBound = tuple[int, int, int]
+"""(document frequency, max best, max of total - best) of one term: `_score`'s MaxScore
+bound for a term is its term_score at these maxima (the score rises with both)."""
+
+
+def bound_of(postings: Iterable[Posting]) -> TermBound:
+    df = max_best = max_rest = 0
+    for _, best, total in postings:
+        df += 1
+        max_best = max(max_best, best)
+        max_rest = max(max_rest, total - best)
+    return (df, max_best, max_rest)
 
 
 if TYPE_CHECKING:  # a protocol for the type checker only (no typing import at run time)
@@ -552,6 +564,10 @@ if TYPE_CHECKING:  # a protocol for the type checker only (no typing import at r
         def doc_count(self) -> int: ...
 
         def doc_freq(self, terms: Sequence[str]) -> Mapping[str, int]: ...
+
+        def term_stats(self, terms: Sequence[str]) -> Mapping[str, TermBound]:
+            """Per term held: (documents, max best, max of total - best) over its postings."""
+            ...
 
         def postings(self, terms: Sequence[str]) -> Mapping[str, Sequence[Posting]]: ...
 
@@ -585,6 +601,7 @@ class RecallIndex:
     def __init__(self, docs: Iterable[RecallDoc | AnalyzedDoc] = ()) -> None:
         self._analyzed: list[AnalyzedDoc] = []
         self._postings: dict[str, list[Posting]] = {}
+        self._bounds: dict[str, TermBound] = {}
         self.docs: list[RecallDoc] = []
         self._add([d if isinstance(d, AnalyzedDoc) else analyze(d) for d in docs])
 
@@ -615,6 +632,7 @@ class RecallIndex:
         new = RecallIndex.__new__(RecallIndex)
         new._analyzed = list(self._analyzed)
         new._postings = dict(self._postings)
+        new._bounds = {}
         new._add([d if isinstance(d, AnalyzedDoc) else analyze(d) for d in docs])
         return new
 
@@ -626,6 +644,16 @@ class RecallIndex:
 
     def doc_freq(self, terms: Sequence[str]) -> Mapping[str, int]:
         return {t: len(self._postings[t]) for t in terms if t in self._postings}
+
+    def term_stats(self, terms: Sequence[str]) -> Mapping[str, TermBound]:
+        out: dict[str, TermBound] = {}
+        for t in terms:
+            if t in self._postings:
+                b = self._bounds.get(t)
+                if b is None:
+                    b = self._bounds[t] = bound_of(self._postings[t])
+                out[t] = b
+        return out
 
     def postings(self, terms: Sequence[str]) -> Mapping[str, Sequence[Posting]]:
         return {t: self._postings[t] for t in terms if t in self._postings}
@@ -722,14 +750,21 @@ def _score(
     seen yet cannot enter it, and the remaining terms are read for the seen documents that
     still could, not for every document that holds a common word. The window and its ties
     are the same as scoring every document."""
-    freqs = [p.corpus.doc_freq(terms) for p in parts]
+    stats = [p.corpus.term_stats(terms) for p in parts]
     weights: dict[str, float] = {}
+    peak: dict[str, tuple[int, int]] = {}
     for term in terms:
-        df = sum(f.get(term, 0) for f in freqs)
+        held = [f[term] for f in stats if term in f]
+        df = sum(h[0] for h in held)
         if df:
             weights[term] = idf(n_docs, df) * q.weights[term]
+            peak[term] = (max(h[1] for h in held), max(h[2] for h in held))
     order = sorted(weights, key=lambda t: (-weights[t], t))
-    bound = [weights[t] * (BM25_K1 + 1.0) * (1.0 + REST_SHARE) for t in order]
+    # The most a term can add to any document: its score at its own maxima (a hair more,
+    # so float rounding never prunes a document that could tie).
+    bound = [
+        term_score(weights[t], peak[t][0], peak[t][0] + peak[t][1]) * (1.0 + 1e-9) for t in order
+    ]
     rest = [sum(bound[i:]) for i in range(len(order))]
     scores: dict[tuple[int, Hashable], float] = {}
     for i, term in enumerate(order):
@@ -748,10 +783,16 @@ def _score(
                             scores[(p, key)] += term_score(w, best, total)
                 return scores, set(order)
         w = weights[term]
+        c = w * (BM25_K1 + 1.0)
+        get = scores.get
         for p, part in enumerate(parts):
             for key, best, total in part.corpus.postings([term]).get(term, ()):
                 k = (p, key)
-                scores[k] = scores.get(k, 0.0) + term_score(w, best, total)
+                # term_score inlined (the same arithmetic: equal floats): the hot loop
+                rest_w = (total - best) / WEIGHT_SCALE
+                scores[k] = get(k, 0.0) + c * (
+                    best / WEIGHT_SCALE + REST_SHARE * rest_w / (rest_w + REST_K)
+                )
     return scores, set(order)
 
 
@@ -769,10 +810,35 @@ def _phrase_in(text: str, phrases: Sequence[str], words: Sequence[Sequence[str]]
     return False
 
 
+class EventTexts(list):  # type: ignore[type-arg]  # list[Event], with what search reads
+    """A chunk's events with each one's search text and its folded form, computed once: an
+    index that caches a chunk's events (core.recall_index) hands these to every later search
+    instead of a plain list, so a warm query does not rebuild and lowercase them again."""
+
+    __slots__ = ("_texts",)
+
+    def __init__(self, events: Iterable[Event] = ()) -> None:
+        super().__init__(events)
+        self._texts: list[tuple[str, str]] | None = None
+
+    def texts(self) -> list[tuple[str, str]]:
+        if self._texts is None:
+            self._texts = [(t, _fold(t)) for t in map(event_search_text, self)]
+        return self._texts
+
+
+def _texts_of(events: Sequence[Event]) -> Iterable[tuple[str, str]]:
+    """(search text, folded text) of each event."""
+    if isinstance(events, EventTexts):
+        return events.texts()
+    return ((t, _fold(t)) for t in map(event_search_text, events))
+
+
 def _holds_phrase(doc: RecallDoc, events: Sequence[Event], phrases: Sequence[str]) -> bool:
     words = [p.split(" ") for p in phrases]
-    texts = [doc.summary, *(event_search_text(e) for e in events)]
-    return any(_phrase_in(_fold(t), phrases, words) for t in texts)
+    if _phrase_in(_fold(doc.summary), phrases, words):
+        return True
+    return any(_phrase_in(low, phrases, words) for _, low in _texts_of(events))
 
 
 def _matched_events(
@@ -788,9 +854,7 @@ def _matched_events(
     words = [p.split(" ") for p in phrases]
     matched: list[tuple[Event, bool]] = []
     any_strong = False
-    for event in events:
-        text = event_search_text(event)
-        low = _fold(text)
+    for event, (text, low) in zip(events, _texts_of(events), strict=True):
         present = [term for term in wanted if term in low]
         if not present:  # most events: a substring scan says no
             continue

@@ -37,10 +37,12 @@ from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 
 from core.errors import StoreError
 from core.recall import (
+    EventTexts,
     Part,
     Posting,
     RecallDoc,
     RecallResult,
+    TermBound,
     analyze_texts,
     event_search_text,
     search,
@@ -60,7 +62,10 @@ FORMAT = "recall-index-1"
 """Stored in the file; a file of another format is rebuilt (bump it when tokenization or the
 unit weights change)."""
 BUSY_TIMEOUT_MS = 10_000
-EVENTS_CACHED = 64
+EVENTS_CACHED = 20_000
+"""Events kept parsed between queries (whole chunks, least recently used dropped first):
+~40 MB of Python objects for ~1 KB events; a warm query then reads no chunk file for the
+chunks recent queries returned."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);
@@ -208,6 +213,8 @@ class PersistentRecallIndex:
         self._ids: dict[int, str] = {}
         self._checked: tuple[object, ...] | None = None
         self._cache: dict[str, Sequence[Event]] = {}
+        self._cached_events = 0
+        self._chunk_ids: tuple[dict[int, str] | None, list[str]] = (None, [])
         self.line_filter: tuple[bytes, ...] | None = None
         """(one query, cold) Parse only the chunk lines that can match: see `_read_chunk_at`."""
         self.warnings: list[str] = []
@@ -329,6 +336,7 @@ class PersistentRecallIndex:
         self._opened = None
         self._checked = None
         self._cache = {}
+        self._cached_events = 0
         self._ids = {}
         if conn is not None:
             with contextlib.suppress(sqlite3.Error):
@@ -523,6 +531,7 @@ class PersistentRecallIndex:
         self._checked = None
         if rebuild:
             self._cache.clear()
+            self._cached_events = 0
         self.last_sync = SyncReport(added, rebuild, "" if not rebuild else "chunks changed")
 
     def _insert(self, conn: sqlite3.Connection, no: int, entry: ChunkEntry) -> None:
@@ -552,6 +561,19 @@ class PersistentRecallIndex:
             (n,) = conn.execute("SELECT count(*) FROM post WHERE term = ?", (term,)).fetchone()
             if n:
                 out[term] = int(n)
+        return out
+
+    def term_stats(self, terms: Sequence[str]) -> Mapping[str, TermBound]:
+        """Counted and maximised in SQLite over the term's rows (no row reaches Python)."""
+        conn = self._conn
+        assert conn is not None, "term_stats() outside reading()"
+        out: dict[str, TermBound] = {}
+        for term in terms:
+            n, best, rest = conn.execute(
+                "SELECT count(*), max(best), max(total - best) FROM post WHERE term = ?", (term,)
+            ).fetchone()
+            if n:
+                out[term] = (int(n), int(best), int(rest))
         return out
 
     def postings_for(self, term: str, keys: Sequence[Hashable]) -> Sequence[Posting]:
@@ -588,20 +610,24 @@ class PersistentRecallIndex:
         return RecallDoc(cid, "active", summary, (), load=lambda: self._events(cid))
 
     def _events(self, chunk_id: str) -> Sequence[Event]:
-        """A chunk's events, the last EVENTS_CACHED chunks kept (chunk files are written once;
-        a changed one makes the index stale, and a rebuild clears this)."""
+        """A chunk's events, the chunks of the last EVENTS_CACHED events kept (chunk files are
+        written once; a changed one makes the index stale, and a rebuild clears this)."""
         if self.line_filter is not None and self._read_events is None:
             return _read_chunk_at(self.chunks_dir, chunk_id, lambda: self.paths, self.line_filter)
         cached = self._cache.pop(chunk_id, None)
         if cached is None:
-            cached = self._read(chunk_id)
+            cached = EventTexts(self._read(chunk_id))
+            self._cached_events += len(cached)
         self._cache[chunk_id] = cached
-        while len(self._cache) > EVENTS_CACHED:
-            del self._cache[next(iter(self._cache))]
+        while self._cached_events > EVENTS_CACHED and len(self._cache) > 1:
+            self._cached_events -= len(self._cache.pop(next(iter(self._cache))))
         return cached
 
     def chunk_ids(self) -> list[str]:
-        return [self._ids[no] for no in sorted(self._ids)]
+        """The indexed chunk ids in index order (kept until the ids change)."""
+        if self._chunk_ids[0] is not self._ids:
+            self._chunk_ids = (self._ids, [self._ids[no] for no in sorted(self._ids)])
+        return list(self._chunk_ids[1])
 
     def size_bytes(self) -> int:
         total = 0
