@@ -35,6 +35,7 @@ from textual.css.query import NoMatches
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Footer, Input, Static, TabbedContent, TabPane, TextArea
+from textual.widgets._footer import FooterKey
 from textual.worker import Worker, WorkerState
 
 from core.config import CompactionConfig, load_config
@@ -364,9 +365,33 @@ def _footer_width(widget: Widget) -> int:
     return cell_len(key) + cell_len(description) + 2
 
 
+class HintKey(FooterKey):
+    """A footer entry that only explains (the digits of a what-if field): clicking does nothing."""
+
+    def on_mouse_down(self) -> None:
+        return
+
+
 class InspectorFooter(Footer):
     """The footer without the keys `InspectorApp.footer_hidden()` leaves out for this tab and
-    width, so what is shown is never cut off (ctrl+p lists every action with its key)."""
+    width, so what is shown is never cut off (ctrl+p lists every action with its key). While
+    a text field whose view lists its keys has the keyboard (what-if, Recall's search), it
+    shows those keys instead of going almost empty (the field takes every printable key)."""
+
+    def _field_keys(self) -> list[Widget] | None:
+        """The keys of the text field that has the keyboard, when its view lists them
+        (`FOOTER_KEYS`: the what-if fields, Recall's search), then ctrl+q."""
+        focused = self.screen.focused
+        if not isinstance(focused, Input):
+            return None
+        owner = next((a for a in focused.ancestors if hasattr(a, "FOOTER_KEYS")), None)
+        if owner is None:
+            return None
+        keys: list[Widget] = []
+        for key, shown, description in (*owner.FOOTER_KEYS, ("ctrl+q", "^q", "Quit")):
+            cls = FooterKey if key else HintKey
+            keys.append(cls(key, shown, description, "").data_bind(compact=Footer.compact))
+        return keys
 
     def compose(self) -> ComposeResult:
         app = self.app
@@ -376,6 +401,14 @@ class InspectorFooter(Footer):
             for widget in super().compose()
             if getattr(widget, "action", None) not in hidden  # a FooterKey (not public API)
         ]
+        field_keys = self._field_keys()
+        if field_keys is not None:
+            palette = [w for w in widgets if w.has_class("-command-palette")]
+            budget = max(20, self.app.size.width) - sum(_footer_width(w) for w in palette)
+            while len(field_keys) > 1 and sum(_footer_width(w) for w in field_keys) > budget:
+                field_keys.pop()  # the last ones are the least needed (ctrl+q is in ?)
+            widgets = field_keys + palette
+            self.styles.grid_size_columns = len(widgets)
         # Drop keys by priority until the rest fit beside each other: never two keys drawn
         # over one another (every key stays in ? and the palette).
         budget = max(20, self.app.size.width)
@@ -1360,11 +1393,18 @@ class InspectorApp(App[int]):
         self.show_error("demo", message.error)
 
     def action_show_tab(self, tab: str) -> None:
-        """Show a tab and put the keyboard in it (the hot window, or the view's first control
-        that is not a text field), at once: a key pressed right after lands in the new tab."""
+        """Show a tab and put the keyboard in it (the hot window, Recall's search field, or
+        the view's first control that is not a text field), at once: a key pressed right after
+        lands in the new tab."""
         self.query_one(TabbedContent).active = tab
         if tab == "hot":
             self.screen_stack[0].set_focus(self.query_one(HotWindow))
+        elif tab == "recall":
+            # The tab's placeholder invites typing: the search field has the keyboard at once
+            # (escape goes to the results, escape again back to the hot window).
+            with contextlib.suppress(NoMatches):
+                field = self.query_one("#recall-query", Input)
+                self.screen_stack[0].set_focus(field)
         elif not self._focus_tab(tab):
             self.call_after_refresh(self._focus_tab, tab)
 

@@ -684,6 +684,7 @@ def cmd_import(ctx: Context) -> int:
     """Parse the whole transcript before the memory root is touched (all or nothing)."""
     from core.importers import load_transcript
     from core.replay import import_transcript, replay
+    from inspector.output import plural
 
     args = ctx.args
     transcript = load_transcript(Path(args.file), args.format)
@@ -692,7 +693,8 @@ def cmd_import(ctx: Context) -> int:
         existing = manager.store.read_events().event_count
         if existing:
             warn(
-                f"the active session of {manager.memory_dir} already holds {existing} events; "
+                f"the active session of {manager.memory_dir} already holds "
+                f"{plural(existing, 'event')}; "
                 "the transcript's events go after them"
             )
         stats = (
@@ -711,7 +713,8 @@ def cmd_import(ctx: Context) -> int:
         return EXIT_OK
     how = "replayed" if args.replay else "imported"
     lines = [
-        f"{how} {stats.events_appended} events of {stats.calls} model calls from "
+        f"{how} {plural(stats.events_appended, 'event')} of "
+        f"{plural(stats.calls, 'model call')} from "
         f"{visible(transcript.source, keep_newlines=False)} ({transcript.format}) into "
         f"{manager.memory_dir}",
         f"prompt sizes recorded: {stats.prompt_sizes_recorded}",

@@ -331,12 +331,16 @@ def render_plan(console: Console, report: Any) -> None:
             (
                 "compacts",
                 Text(
-                    f"{len(plan.compacted_indices()):,} events ({plan.compacted_tokens:,} tokens)"
+                    f"{plural(len(plan.compacted_indices()), 'event')} "
+                    f"({plan.compacted_tokens:,} tokens)"
                 ),
             ),
             (
                 "keeps",
-                Text(f"{len(plan.kept_indices()):,} events ({plan.kept_tokens_estimate:,} tokens)"),
+                Text(
+                    f"{plural(len(plan.kept_indices()), 'event')} "
+                    f"({plan.kept_tokens_estimate:,} tokens)"
+                ),
             ),
         ]
     else:

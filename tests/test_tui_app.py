@@ -380,10 +380,18 @@ async def test_tabs_by_number_and_tab_key(basic: Path) -> None:
             await pilot.press(key)
             await settle(app, pilot)
             assert tabs.active == tab
+            if tab == "recall":  # its search field has the keyboard; escape hands it back
+                assert app.focused is app.query_one("#recall-query", Input)
+                await pilot.press("escape")
         system = app.query_one("#prompt-system", Input).value
-        await burst(pilot, "456")  # each number lands as a tab key, none in a text field
-        assert tabs.active == "archive"
+        await burst(pilot, "465")  # each number lands as a tab key, none in a text field
+        assert tabs.active == "recall"
         assert app.query_one("#prompt-system", Input).value == system
+        assert app.query_one("#recall-query", Input).value == ""
+        # On Recall the search field has the keyboard: escape hands it to the results, whose
+        # number keys switch tabs again.
+        await pilot.press("escape", "6")
+        assert tabs.active == "archive"
         await pilot.press("1", "tab")
         assert tabs.active == "chunks"
         await pilot.press("shift+tab", "shift+tab")
@@ -734,7 +742,7 @@ async def test_recall_tab_typing_starts_the_search(basic: Path) -> None:
         await pilot.press(*"logs")
         field = app.query_one("#recall-query", Input)
         assert app.focused is field and field.value == "logs"
-        # Number keys still switch tabs when the search field does not have the keyboard.
+        # Number keys switch tabs again once the search field has handed over the keyboard.
         await pilot.press("escape", "6")
         await settle(app, pilot)
         assert app.query_one(TabbedContent).active == "archive"

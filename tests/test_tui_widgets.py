@@ -79,6 +79,11 @@ async def test_80x24_nothing_cut_on_any_tab(tmp_path: Path) -> None:
                 assert "…" not in line, (tab, line)
             footer = lines[-1]
             assert "Quit" in footer and footer.endswith("^p palette"), (tab, footer)
+            if tab == "5":  # the search field has the keyboard: the footer gives its keys
+                assert "enter search" in footer and "esc results" in footer, footer
+                await pilot.press("escape")  # to the results: the app's keys again
+                await settle(app, pilot)
+                footer = screen_text(app).split("\n")[-1]
             keys = footer.replace("▏", "")
             assert "Maintain" in keys and "Compact" in keys and "Append" in keys
             assert ("Cut" in keys) == (tab == "1")  # the hot window's keys on its own tab

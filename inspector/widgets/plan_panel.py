@@ -110,6 +110,16 @@ class PlanPanel(Vertical):
 
     HINT = "type a number · ↑↓ tab enter: fields · esc: back · the cut line follows"
 
+    FOOTER_KEYS: ClassVar[tuple[tuple[str, str, str], ...]] = (
+        ("", "0-9", "number"),
+        ("up", "↑↓", "field"),
+        ("tab", "tab", "next field"),
+        ("escape", "esc", "back"),
+    )
+    """(key, shown as, what) for the footer while a what-if field has the keyboard: the
+    fields take every printable key, so the app's letter keys cannot run and are not shown);
+    the footer adds ctrl+q."""
+
     class WhatIfChanged(Message):
         def __init__(self, what_if: WhatIf) -> None:
             super().__init__()

@@ -123,6 +123,14 @@ class RecallView(Vertical):
         Binding("escape", "focus_table", "Back to results", show=False, id="recall.back"),
     ]
 
+    FOOTER_KEYS: ClassVar[tuple[tuple[str, str, str], ...]] = (
+        ("enter", "enter", "search"),
+        ("escape", "esc", "results"),
+        ("tab", "tab", "all sessions"),
+    )
+    """(key, shown as, what) for the footer while the search field has the keyboard (the
+    field takes every printable key, so the app's letter keys are not shown then)."""
+
     class Searched(Message):
         """A search finished (or failed)."""
 

@@ -74,32 +74,44 @@ def _length(pieces: list[Piece]) -> int:
     return sum(cell_len(text) for text, _ in pieces)
 
 
-def _left_cut(text: str, width: int) -> str:
-    """The end of `text` in at most `width` cells, "…" first when cut (paths keep their tail)."""
+def _path_cut(text: str, width: int) -> str:
+    """A path in at most `width` cells with its middle replaced by "…": a third for the head
+    (where it lives), the rest for the tail (which memory root it is)."""
     if cell_len(text) <= width:
         return text
-    keep = text[-max(1, width - 1) :]
-    while cell_len(keep) > width - 1 and len(keep) > 1:
-        keep = keep[1:]
-    return "…" + keep
+    width = max(2, width)
+    head = text[: max(0, (width - 1) // 3)]
+    while cell_len(head) > (width - 1) // 3:
+        head = head[:-1]
+    room = width - 1 - cell_len(head)
+    tail = text[-room:] if room else ""
+    while cell_len(tail) > room:
+        tail = tail[1:]
+    return head + "…" + tail
 
 
-def _mid_cut(text: str, width: int) -> str:
-    """`text` in at most `width` cells with its middle replaced by "…" (ids keep both ends)."""
+def _mid_cut(text: str, width: int, head_share: float = 0.5) -> str:
+    """`text` in at most `width` cells with its middle replaced by "…" (ids keep both ends;
+    a model name keeps more of its head, `head_share`, where its family and size are)."""
     if cell_len(text) <= width or width < 5:
         return text
-    head = (width - 1) // 2
+    head = round((width - 1) * head_share)
     tail = width - 1 - head
     return text[:head] + "…" + text[-tail:]
 
 
+MODEL_HEAD = 0.7
+"""Share of a cut model name kept from its start ("qwen2.5-7b…ruct")."""
+
+
 def header_line1(info: HeaderInfo, width: int = WIDE) -> Text:
     """root │ session │ model and window │ ARCHIVED / READ-ONLY, shortened to fit `width`:
-    the root from the left, the window's label, the separators, the window (the budget gauge
-    shows it too), then the model name and last the session id in the middle."""
-    root = one_line(info.root, 10_000)
+    the window's label first, then by turns the root's middle (its tail says which root it
+    is), the separators and the window (the budget gauge shows it too), last the middle of
+    the model name and of the session id; every cut is marked "…"."""
+    root = full_root = one_line(info.root, 10_000)
     session = one_line(info.session_id or "(none yet)", 60)
-    model = one_line(info.model or "(default)", 30)
+    model = full_model = one_line(info.model or "(default)", 30)
     flag = "ARCHIVED" if info.archived else "READ-ONLY" if info.read_only else ""
     window = f"window {_num(info.context_window)}"
 
@@ -115,24 +127,36 @@ def header_line1(info: HeaderInfo, width: int = WIDE) -> Text:
             fields.append(("", flag, "bold reverse"))
         return _fields(fields, sep)
 
-    over = _length(build()) - width
-    if over > 0:
-        root = _left_cut(root, max(8, cell_len(root) - over))
-        over = _length(build()) - width
-    if over > 0:
+    def over() -> int:
+        return _length(build()) - width
+
+    def shorten_root(floor: int) -> None:
+        nonlocal root
+        if over() > 0:
+            root = _path_cut(root, max(min(floor, cell_len(root)), cell_len(root) - over()))
+
+    if over() > 0:
         window = f"{_short_num(info.context_window)} tok"
-        over = _length(build()) - width
-    if over > 0:
+    shorten_root(32)
+    if over() > 0:
         sep = "  "
-        over = _length(build()) - width
-    if over > 0:
+    shorten_root(24)
+    if over() > 0:
         window = ""  # the budget gauge below shows the window too
-        over = _length(build()) - width
-    if over > 0:
-        model = _mid_cut(model, max(12, cell_len(model) - over))
-        over = _length(build()) - width
-    if over > 0:
-        session = _mid_cut(session, max(12, cell_len(session) - over))
+    shorten_root(16)
+    if over() > 0:
+        model = _mid_cut(model, max(12, cell_len(model) - over()), MODEL_HEAD)
+    if over() > 0:
+        session = _mid_cut(session, max(16, cell_len(session) - over()))
+    shorten_root(8)
+    if over() > 0:
+        session = _mid_cut(session, max(12, cell_len(session) - over()))
+    # A later step may have made more room than an earlier cut needed: give it back, to the
+    # model name first, then to the root.
+    if over() < 0 and model != full_model:
+        model = _mid_cut(full_model, cell_len(model) - over(), MODEL_HEAD)
+    if over() < 0 and root != full_root:
+        root = _path_cut(full_root, cell_len(root) - over())
     return runs_line(build())
 
 

@@ -1,0 +1,176 @@
+"""What a newcomer meets (issue 13): the footer while what-if has the keyboard, the Recall tab
+taking typing at once, the memory root in the header at 80 columns, and the refusals and
+states that must be said rather than left silent.
+
+Workers are awaited (`settle`), never slept on.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from rich.cells import cell_len
+from textual.widgets import Input, TabbedContent
+
+from inspector.app import InspectorApp, InspectorFooter
+from inspector.screens import FocusPromptScreen
+from inspector.widgets.plan_panel import PlanPanel
+from inspector.widgets.status_header import HeaderInfo, header_line1, header_line2
+from tests.test_tui_app import burst, make, screen_text, settle
+from tests.tui_fixtures import FIXED_SESSION, build_basic
+
+LONG_ROOT = "/home/someone/projects/device-agent/runs/2026-11-30/memory"
+
+
+@pytest.fixture
+def basic(tmp_path: Path) -> Path:
+    return build_basic(tmp_path / "m")
+
+
+def footer_line(app: InspectorApp) -> str:
+    return screen_text(app).splitlines()[-1]
+
+
+@pytest.mark.parametrize("size", [(120, 40), (80, 24), (60, 20)])
+async def test_what_if_footer_shows_the_fields_keys(basic: Path, size: tuple[int, int]) -> None:
+    app = make(basic)
+    async with app.run_test(size=size) as pilot:
+        await settle(app, pilot)
+        await pilot.press("w")
+        await settle(app, pilot)
+        focused = app.focused
+        assert isinstance(focused, Input) and any(
+            isinstance(a, PlanPanel) for a in focused.ancestors
+        )
+        footer = footer_line(app)
+        for key in ("0-9 number", "↑↓ field", "tab next field", "esc back"):
+            assert key in footer, footer
+        assert cell_len(footer) <= size[0]
+        # Moving between fields keeps them; the digits typed go into the field.
+        await pilot.press("down", "1", "2")
+        await settle(app, pilot)
+        assert app.query_one("#whatif-hot", Input).value == "12"
+        assert "esc back" in footer_line(app)
+        # Back on the list, the app's own keys return.
+        await pilot.press("escape")
+        await settle(app, pilot)
+        footer = footer_line(app)
+        assert "q Quit" in footer and "esc back" not in footer, footer
+
+
+async def test_what_if_footer_keys_are_real_footer_entries(basic: Path) -> None:
+    """The footer's entries, not text drawn over it: each is a widget of its own."""
+    app = make(basic)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("w")
+        await settle(app, pilot)
+        footer = app.query_one(InspectorFooter)
+        shown = [str(getattr(w, "key_display", "")) for w in footer.children]
+        assert shown[:4] == ["0-9", "↑↓", "tab", "esc"], shown
+        right = [w.region.right for w in footer.children]
+        lefts = [w.region.x for w in footer.children]
+        assert all(r <= nxt for r, nxt in zip(right, lefts[1:], strict=False)), (lefts, right)
+
+
+async def test_recall_tab_gives_its_search_field_the_keyboard(basic: Path) -> None:
+    """`c` is the Compact key: typed on the Recall tab it must go into the search field."""
+    app = make(basic)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("5")
+        field = app.query_one("#recall-query", Input)
+        assert app.focused is field
+        await burst(pilot, "crash")
+        await settle(app, pilot)
+        assert field.value == "crash"
+        assert "compact" not in app.actions_run
+        assert not isinstance(app.screen, FocusPromptScreen)
+        # enter searches; escape goes to the results, escape again back to the hot window.
+        await pilot.press("enter", "escape", "escape")
+        await settle(app, pilot)
+        assert app.query_one(TabbedContent).active == "hot"
+
+
+async def test_recall_tab_reached_by_the_tab_key_focuses_the_field(basic: Path) -> None:
+    app = make(basic)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("4", "tab")
+        await settle(app, pilot)
+        assert app.query_one(TabbedContent).active == "recall"
+        assert app.focused is app.query_one("#recall-query", Input)
+
+
+def test_header_keeps_the_roots_tail_and_as_much_as_fits() -> None:
+    info = HeaderInfo(
+        root=LONG_ROOT,
+        session_id=FIXED_SESSION,
+        context_window=128_000,
+        event_count=38,
+        follow=True,
+    )
+    for width in (80, 100, 120):
+        line = header_line1(info, width).plain
+        assert cell_len(line) <= width, line
+        root = line.split("  session")[0].split(" │ session")[0].removeprefix("root ")
+        # The middle is elided; the head and the tail stay, and the root takes what is left
+        # once the separators and the window have made room (not 8 cells: "…/memory").
+        assert root.endswith("11-30/memory") and root.startswith("/home/"), root
+        assert cell_len(root) >= 20, root
+        assert FIXED_SESSION in line, line
+    wide = header_line1(info, 200).plain
+    assert LONG_ROOT in wide and "window 128,000" in wide
+
+
+def test_header_never_cuts_a_field_without_an_ellipsis() -> None:
+    info = HeaderInfo(
+        root=LONG_ROOT,
+        session_id=FIXED_SESSION,
+        model="gpt-4o-mini-2024-07-18",
+        context_window=128_000,
+        read_only=True,
+        event_count=12_345,
+        hot_tokens=99_000,
+        last_prompt_tokens=100_000,
+        chunk_count=12,
+        pending_count=1,
+        corrupt_lines=2,
+        follow=True,
+    )
+    for width in (60, 80):
+        line = header_line1(info, width)
+        assert "…" in line.plain and "READ-ONLY" in line.plain
+        assert line.overflow == "ellipsis" and line.no_wrap
+        assert header_line2(info, width).overflow == "ellipsis"
+
+
+async def test_header_at_80_columns_shows_the_roots_tail(basic: Path) -> None:
+    app = make(basic)
+    app.display_root = LONG_ROOT
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        first = screen_text(app).splitlines()[0]
+        assert "11-30/memory" in first and "/home/" in first, first
+        assert "root …/memory" not in first
+        assert FIXED_SESSION in first
+
+
+async def test_write_keys_on_an_archived_session_say_why(tmp_path: Path) -> None:
+    from tests.tui_fixtures import build_with_archive
+
+    root = build_with_archive(tmp_path / "m")
+    app = make(root)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("6")
+        await settle(app, pilot)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert app.archive_id is not None
+        await pilot.press("c")
+        await pilot.pause()
+        notes = [str(n.message) for n in app._notifications]
+        assert any("archive" in n for n in notes), notes
+        assert "compact" not in app.actions_run
