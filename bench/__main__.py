@@ -49,6 +49,9 @@ GROUPS: dict[str, tuple[str, ...]] = {
         "tui_rss_mb_100k",
         "tui_summary_render_ms_1mb",
         "tui_summary_key_latency_p95_ms",
+        "tui_first_paint_s_10k_chunks",
+        "tui_chunks_tab_ms_10k",
+        "tui_archive_tab_ms_100_sessions",
     ),
     "peer": ("peer_turn_ratio_100", "peer_turn_ratio_1k", "peer_turn_ratio_10k"),
     "scale": (

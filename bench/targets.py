@@ -87,6 +87,23 @@ TARGETS: tuple[Target, ...] = (
         "<=",
         100,
     ),
+    Target(
+        "tui_first_paint_s_10k_chunks",
+        "TUI start → first frame with the newest row, 10k chunks + 100 archives",
+        "s",
+        "<=",
+        1.5,
+    ),
+    Target(
+        "tui_chunks_tab_ms_10k", "Chunks tab opened → rows on screen, 10k chunks", "ms", "<=", 300
+    ),
+    Target(
+        "tui_archive_tab_ms_100_sessions",
+        "Archive tab opened → rows on screen, 100 archived sessions",
+        "ms",
+        "<=",
+        300,
+    ),
     Target("peer_turn_ratio_100", "per-turn overhead / peer's, 100 messages", "", None, None),
     Target("peer_turn_ratio_1k", "per-turn overhead / peer's, 1,000 messages", "", None, None),
     Target("peer_turn_ratio_10k", "per-turn overhead / peer's, 10,000 messages", "", None, None),

@@ -11,6 +11,9 @@ with the real watcher on a 100k-event session of ~1 KB events:
 - Summary tab, 1 MB (`bench.tui_summary_child render`): the app on the Summary tab; a new 1 MB
   summary.md replaces the old one (`os.replace`); from that replace to the frame that draws its
   first line; the median of the repeats after one warm-up;
+- scale (`bench.tui_scale_child`, issue 14): the app on `bench.scale_fixture`'s long-lived root
+  (10k chunks + 100 archived sessions; 2k + 20 with --quick): first paint, then the Chunks and
+  the Archive tab each opened once, to the first frame drawing a row of its table;
 - Summary tab key latency (`bench.tui_summary_child keys`): the app on the Summary tab while
   another process appends runs and forces a pass every 0.25 s; a key every 50 ms; from posting
   the key to its action running; p95.
@@ -19,6 +22,7 @@ with the real watcher on a 100k-event session of ~1 KB events:
 from __future__ import annotations
 
 from bench.common import Outcome, percentile, run_child, scratch, session_bytes, write_session
+from bench.tui_child import newest_id
 
 
 def run(quick: bool) -> Outcome:
@@ -77,5 +81,27 @@ def run(quick: bool) -> Outcome:
         "lag_appended": lag["appended"],
         "lag_last_row_on_screen_after_s": round(lag["caught_up_after_s"], 3),
         "notes": sorted({*paint["notes"], *live["notes"], *lag["notes"]}),
+    }
+    out.merge(run_scale(quick))
+    return out
+
+
+def run_scale(quick: bool) -> Outcome:
+    """tui_first_paint_s_10k_chunks, tui_chunks_tab_ms_10k, tui_archive_tab_ms_100_sessions."""
+    from bench.scale_fixture import ensure_scale_root
+
+    out = Outcome()
+    root = ensure_scale_root(quick)
+    res = run_child(["bench.tui_scale_child", str(root), newest_id(str(root))], timeout=600)
+    out.values["tui_first_paint_s_10k_chunks"] = res["first_paint_s"]
+    out.values["tui_chunks_tab_ms_10k"] = res["chunks_tab_ms"]
+    out.values["tui_archive_tab_ms_100_sessions"] = res["archive_tab_ms"]
+    out.details["tui_scale"] = {
+        "chunks": res["chunks_rows"],
+        "archives": res["archive_rows"],
+        "quick_root": quick,
+        "chunks_first_page_rows": res["chunks_first_rows"],
+        "chunks_all_rows_ms": round(res["chunks_all_rows_ms"], 1),
+        "archive_all_rows_ms": round(res["archive_all_rows_ms"], 1),
     }
     return out

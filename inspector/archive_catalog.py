@@ -115,7 +115,7 @@ _GUARD = threading.Lock()
 def _read_one(memory_dir: Path, child: Path) -> ArchiveLight:
     paths = MemoryPaths(memory_dir, session=child)
     try:
-        chunks = chunk_count(paths)
+        chunks = chunk_count(paths, cache=False)  # this module caches the whole row
     except SessionMemoryError:
         chunks = 0
     info = ArchiveInfo(

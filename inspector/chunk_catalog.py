@@ -24,15 +24,20 @@ import itertools
 import os
 import re
 import threading
+import time
+from pathlib import Path
 from typing import Any
 
 import yaml
 
-from core.atomic import read_bytes_no_symlink
+from core.atomic import open_no_symlink, read_bytes_no_symlink
 from core.chunks import INDEX_VERSION, ChunkEntry, IndexRead, read_index
 from core.errors import SessionMemoryError
-from core.paths import MemoryPaths
+from core.paths import CHUNK_ID_MAX_LEN, CHUNK_ID_RE, MemoryPaths
 from core.yaml_safe import strict_load
+
+YIELD_EVERY = 200
+"""Entries scanned between two GIL releases (a 10k index scan otherwise starves the UI)."""
 
 
 class _Unusual(Exception):
@@ -176,6 +181,8 @@ def _scan(path: str, text: str) -> IndexRead | None:
     entries: list[ChunkEntry] = []
     seen: set[str] = set()
     for n, (a, b) in enumerate(itertools.pairwise(bounds), 1):
+        if n % YIELD_EVERY == 0:
+            time.sleep(0)  # let the UI thread take the GIL: this runs in a worker thread
         segment = lines[a:b]
         try:
             raw: Any = _entry(segment)
@@ -206,9 +213,10 @@ def _copy(read: IndexRead) -> IndexRead:
     return IndexRead(list(read.entries), list(read.warnings), exists=read.exists)
 
 
-def read_chunk_index(paths: MemoryPaths) -> IndexRead:
+def read_chunk_index(paths: MemoryPaths, *, cache: bool = True) -> IndexRead:
     """index.yaml's entries, as `read_index` gives them, fast for the emitter's own output.
-    Entries are shared with a cache: treat them as read-only."""
+    Entries are shared with a cache: treat them as read-only. cache=False for a file read
+    once (an archived session's, cached by its caller), so it never evicts the active one."""
     path = paths.index
     paths.ensure_inside_root(paths.chunks_dir)
     try:
@@ -229,11 +237,31 @@ def read_chunk_index(paths: MemoryPaths) -> IndexRead:
         read = None
     if read is None:
         read = read_index(paths)
-    with _GUARD:
-        if len(_CACHE) > 16:
-            _CACHE.clear()
-        _CACHE[str(path)] = (key, read)
+    if cache:
+        with _GUARD:
+            if len(_CACHE) > 16:
+                _CACHE.clear()
+            _CACHE[str(path)] = (key, read)
     return _copy(read)
+
+
+HEAD_BLOCK = 256 * 1024
+
+
+def _head_text(path: Path, n: int) -> str:
+    """The start of index.yaml up to (not including) its (n+1)th entry, or the whole file;
+    read in blocks, so a first page of a 40 MB index reads a few hundred KB."""
+    data = b""
+    with os.fdopen(open_no_symlink(path, os.O_RDONLY), "rb") as fh:
+        while block := fh.read(HEAD_BLOCK):
+            data += block
+            at, found = 0, 0
+            while (at := data.find(b"\n- ", at)) >= 0:
+                found += 1
+                at += 1
+                if found > n:
+                    return data[:at].decode("utf-8")
+    return data.decode("utf-8")
 
 
 def read_chunk_index_head(paths: MemoryPaths, n: int) -> list[ChunkEntry] | None:
@@ -248,7 +276,7 @@ def read_chunk_index_head(paths: MemoryPaths, n: int) -> list[ChunkEntry] | None
             cached = _CACHE.get(str(path))
         if cached is not None and cached[0] == (st.st_size, st.st_mtime_ns, st.st_ino):
             return None
-        text = read_bytes_no_symlink(path).decode("utf-8")
+        text = _head_text(path, n)
     except (OSError, UnicodeDecodeError):
         return None
     lines = text.split("\n")
@@ -260,10 +288,7 @@ def read_chunk_index_head(paths: MemoryPaths, n: int) -> list[ChunkEntry] | None
             if not lines[i].startswith("- "):
                 return None
             starts.append(i)
-            if len(starts) > n:
-                break
-    else:
-        starts.append(len(lines))
+    starts.append(len(lines))
     out: list[ChunkEntry] = []
     seen: set[str] = set()
     for a, b in itertools.pairwise(starts):
@@ -281,9 +306,49 @@ def read_chunk_index_head(paths: MemoryPaths, n: int) -> list[ChunkEntry] | None
     return out
 
 
-def chunk_count(paths: MemoryPaths) -> int:
-    """How many chunks the index holds (IndexCorruptError / StoreError as read_index)."""
-    return len(read_chunk_index(paths).entries)
+_ID_LINE = re.compile(rb"\n- chunk_id: ([^\n]*)")
+
+
+def _quick_count(data: bytes) -> int | None:
+    """Entries read_index would keep (valid, first of their id), from the `- chunk_id:` lines
+    alone; None unless every entry starts with one in the emitter's shape."""
+    if not data.startswith(b"version: ") or b"\nchunks:\n- chunk_id: " not in data[:64]:
+        return None
+    ids = _ID_LINE.findall(data)
+    if len(ids) != data.count(b"\n- ") or b"\n..." in data or b"\n---" in data:
+        return None
+    seen: set[str] = set()
+    try:
+        for raw in ids:
+            value = _scalar(raw.decode("utf-8"))
+            valid = isinstance(value, str) and len(value) <= CHUNK_ID_MAX_LEN
+            if valid and CHUNK_ID_RE.fullmatch(value):
+                seen.add(value)
+    except (_Unusual, UnicodeDecodeError):
+        return None
+    return len(seen)
+
+
+def chunk_count(paths: MemoryPaths, *, cache: bool = True) -> int:
+    """How many chunks the index holds (IndexCorruptError / StoreError as read_index).
+    From the cache when the file did not change; otherwise counted from its `- chunk_id:`
+    lines (ids validated and deduplicated as read_index does) without building the entries,
+    so a status of a 10k-chunk index costs ~50 ms, not a full read. A file not in the
+    emitter's shape gets the full read."""
+    path = paths.index
+    paths.ensure_inside_root(paths.chunks_dir)
+    try:
+        st = os.stat(path, follow_symlinks=False)
+        with _GUARD:
+            cached = _CACHE.get(str(path))
+        if cached is not None and cached[0] == (st.st_size, st.st_mtime_ns, st.st_ino):
+            return len(cached[1].entries)
+        quick = _quick_count(read_bytes_no_symlink(path))
+    except OSError:
+        quick = None
+    if quick is not None:
+        return quick
+    return len(read_chunk_index(paths, cache=cache).entries)
 
 
 __all__ = ["chunk_count", "read_chunk_index", "read_chunk_index_head"]

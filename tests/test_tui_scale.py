@@ -21,7 +21,7 @@ from core.config import CompactionConfig
 from core.errors import IndexCorruptError
 from core.manager import MemoryManager
 from inspector.archive_catalog import list_archives_light
-from inspector.chunk_catalog import read_chunk_index, read_chunk_index_head
+from inspector.chunk_catalog import chunk_count, read_chunk_index, read_chunk_index_head
 from inspector.model import read_light_status
 from inspector.stylesheets import STYLESHEETS
 from inspector.widgets.archive_view import ArchiveView
@@ -168,9 +168,11 @@ def test_fast_index_reports_what_core_reports_on_damaged_files(tmp_path: Path) -
     index.write_text(
         text
         + text.split("chunks:\n", 1)[1].split("- chunk_id: chunk_0002")[0]
-        + "- chunk_id: ../evil\n  summary: x\n",
+        + "- chunk_id: _bad\n  summary: x\n",
         encoding="utf-8",
     )
+    # The header's count (from the id lines alone, before any full read) agrees.
+    assert chunk_count(manager.paths) == len(read_index(manager.paths).entries) == 3
     _same(read_chunk_index(manager.paths), read_index(manager.paths))
     assert len(read_chunk_index(manager.paths).warnings) == 2
     # Not YAML at all: the same IndexCorruptError as core's.
@@ -294,7 +296,7 @@ async def test_chunks_tab_fills_from_a_worker_while_keys_work(
 ) -> None:
     """The index read is held until a key pressed meanwhile has run its action."""
     gate = threading.Event()
-    real = chunks_view_module.read_chunk_index
+    real = read_chunk_index
 
     def held(paths: Any) -> IndexRead:
         assert gate.wait(timeout=30), "the key was never handled while the index was read"
@@ -352,7 +354,7 @@ async def test_archive_tab_fills_from_a_worker_while_keys_work(
     import inspector.widgets.archive_view as archive_view_module
 
     gate = threading.Event()
-    real = archive_view_module.list_archives_light
+    real = list_archives_light
 
     def held(manager: MemoryManager) -> Any:
         assert gate.wait(timeout=30), "the key was never handled while archives were listed"

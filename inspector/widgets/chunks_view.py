@@ -33,6 +33,7 @@ from inspector.safe_text.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -76,6 +77,8 @@ SOURCE_STYLE = {"active": "bold green", "pending": "bold yellow"}
 
 FIRST_PAGE = 120
 """Entries the worker puts on screen first, before the whole index is read (issue 14)."""
+PAGE_WAIT_S = 1.0
+"""At most this long the worker waits for the first page to be drawn before reading on."""
 BATCH_ROWS = 1000
 """Rows added to the table per loop callback: a 10k-chunk table fills without freezing keys."""
 
@@ -501,10 +504,14 @@ class ChunksView(Vertical):
             self.analysis = analysis
 
     class _DataLoaded(Message):
-        def __init__(self, prepared: _Prepared, final: bool) -> None:
+        def __init__(
+            self, prepared: _Prepared, final: bool, drawn: threading.Event | None = None
+        ) -> None:
             super().__init__()
             self.prepared = prepared
             self.final = final
+            self.drawn = drawn
+            """Set once the rows were drawn (the worker waits for it before reading on)."""
 
     def __init__(
         self, *, name: str | None = None, id: str | None = None, classes: str | None = None
@@ -619,7 +626,10 @@ class ChunksView(Vertical):
             head = None
         small = read is not None and len(read.entries) <= FIRST_PAGE
         if head and not small and not worker.is_cancelled:
-            self.post_message(self._DataLoaded(prepare(head, [], None, ()), final=False))
+            drawn = threading.Event()
+            self.post_message(self._DataLoaded(prepare(head, [], None, ()), False, drawn))
+            # The rest of the read competes for the GIL: let the first page reach the screen.
+            drawn.wait(timeout=PAGE_WAIT_S)
         try:
             read = read or read_chunk_index(manager.paths)
             entries = list(read.entries)
@@ -633,12 +643,14 @@ class ChunksView(Vertical):
         if not worker.is_cancelled:
             prepared = prepare(entries, pending, error, warnings)
             if not worker.is_cancelled:
-                self.post_message(self._DataLoaded(prepared, final=True))
+                self.post_message(self._DataLoaded(prepared, True))
 
     @on(_DataLoaded)
     def _on_data_loaded(self, message: _DataLoaded) -> None:
         message.stop()
         self._apply(message.prepared)
+        if message.drawn is not None:
+            self.call_after_refresh(message.drawn.set)
 
     @on(DataTable.RowHighlighted, "#chunks-table")
     def _on_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
