@@ -36,6 +36,7 @@ import heapq
 import math
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 
 from core.errors import BadInputError
@@ -497,10 +498,7 @@ def unit_weights(text: str) -> dict[str, int]:
     terms = _terms(text if text.isascii() else unicodedata.normalize("NFKC", text))
     if not terms:
         return {}
-    counts: dict[str, int] = {}
-    get = counts.get
-    for t in terms:
-        counts[t] = get(t, 0) + 1
+    counts = Counter(terms)  # counted in C (collections is loaded by re already)
     length = len(terms)
     norm = BM25_K1 * (1.0 - BM25_B + BM25_B * length / UNIT_AVG_TERMS)
     return {t: round(WEIGHT_SCALE * tf / (tf + norm)) or 1 for t, tf in counts.items()}

@@ -33,7 +33,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 
 from core.errors import StoreError
 from core.recall import (
@@ -85,6 +85,17 @@ CREATE TABLE IF NOT EXISTS post (
 """
 
 ReadEvents = Callable[["MemoryPaths", str], "list[Event]"]
+
+
+TAIL_BYTES = 64
+
+
+def _end_stamp(ino: int, end: int, tail: bytes) -> str:
+    """Where index.yaml ended when the index last read it: inode, size and a digest of the
+    last TAIL_BYTES bytes (a pass only appends, so these stay in place)."""
+    import hashlib
+
+    return f"{ino}:{end}:{hashlib.blake2b(tail, digest_size=12).hexdigest()}"
 
 
 class RecallIndexUnavailable(Exception):
@@ -479,23 +490,33 @@ class PersistentRecallIndex:
         try:
             meta = dict(conn.execute("SELECT k, v FROM meta").fetchall())
             index_key = _stat_text(self.index_yaml)
-            from core.chunks import read_index
-
-            exists = os.path.exists(self.index_yaml)
-            entries = read_index(self.paths).entries if exists else []
             stored = {
                 cid: (summary, key)
                 for cid, summary, key in conn.execute(
                     "SELECT chunk_id, summary, file_key FROM chunks"
                 )
             }
-            wanted = {e.chunk_id: e for e in entries}
-            rebuild = meta.get("format") != FORMAT or any(
-                cid not in wanted
-                or wanted[cid].summary != summary
-                or _file_key_str(f"{self.chunks_dir}/{cid}.jsonl") != key
-                for cid, (summary, key) in stored.items()
+            files_match = all(
+                _file_key_str(f"{self.chunks_dir}/{cid}.jsonl") == key
+                for cid, (_, key) in stored.items()
             )
+            appended = None
+            if meta.get("format") == FORMAT and files_match:
+                appended = self._appended_entries(meta.get("index_end"), stored.keys())
+            if appended is not None:
+                entries, index_end = appended
+                rebuild = False
+            else:
+                entries, index_end = self._all_entries()
+                wanted = {e.chunk_id: e for e in entries}
+                rebuild = (
+                    meta.get("format") != FORMAT
+                    or not files_match
+                    or any(
+                        cid not in wanted or wanted[cid].summary != summary
+                        for cid, (summary, _) in stored.items()
+                    )
+                )
             generation = int(meta.get("generation", "0"))
             if rebuild:
                 conn.execute("DELETE FROM post")
@@ -521,6 +542,7 @@ class PersistentRecallIndex:
                     ("next_no", str(next_no)),
                     ("generation", str(generation)),
                     ("count", str(count)),
+                    ("index_end", index_end),
                 ],
             )
             conn.execute("COMMIT")
@@ -533,6 +555,63 @@ class PersistentRecallIndex:
             self._cache.clear()
             self._cached_events = 0
         self.last_sync = SyncReport(added, rebuild, "" if not rebuild else "chunks changed")
+
+    def _all_entries(self) -> tuple[list[ChunkEntry], str]:
+        """Every entry of index.yaml (a full parse), and the stamp of the bytes it holds."""
+        from core.chunks import read_index
+
+        try:
+            with open(self.index_yaml, "rb") as f:
+                st = os.fstat(f.fileno())
+                data = f.read()
+        except OSError:
+            return [], ""
+        entries = read_index(self.paths).entries
+        return entries, _end_stamp(st.st_ino, len(data), data[-TAIL_BYTES:])
+
+    def _appended_entries(
+        self, index_end: str | None, stored: Iterable[str]
+    ) -> tuple[list[ChunkEntry], str] | None:
+        """When index.yaml only grew since the last update (a pass appends its entry: the same
+        file, the bytes it ended with still in place), the entries after that end, parsed
+        alone; None when anything else happened (then the whole file is parsed)."""
+        if not index_end:
+            return None
+        try:
+            ino, end, _ = index_end.split(":")
+            with open(self.index_yaml, "rb") as f:
+                st = os.fstat(f.fileno())
+                if st.st_ino != int(ino) or st.st_size < int(end) or int(end) < TAIL_BYTES:
+                    return None
+                f.seek(int(end) - TAIL_BYTES)
+                data = f.read()
+        except (OSError, ValueError):
+            return None
+        if _end_stamp(st.st_ino, int(end), data[:TAIL_BYTES]) != index_end:
+            return None
+        new_end = _end_stamp(st.st_ino, int(end) - TAIL_BYTES + len(data), data[-TAIL_BYTES:])
+        tail = data[TAIL_BYTES:]
+        if not tail.strip():
+            return [], new_end
+        if not tail.startswith(b"- "):
+            return None
+        from yaml import YAMLError
+
+        from core.chunks import ChunkEntry
+        from core.errors import SessionMemoryError
+        from core.yaml_safe import strict_load
+
+        try:
+            doc = strict_load(tail)
+            if not isinstance(doc, list):
+                return None
+            entries = [ChunkEntry.from_dict(raw, self.index_yaml) for raw in doc]
+        except (YAMLError, SessionMemoryError, ValueError):  # the full parse decides
+            return None
+        ids = [e.chunk_id for e in entries]
+        if len(set(ids)) != len(ids) or not set(stored).isdisjoint(ids):
+            return None
+        return entries, new_end
 
     def _insert(self, conn: sqlite3.Connection, no: int, entry: ChunkEntry) -> None:
         cid = entry.chunk_id
