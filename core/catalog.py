@@ -26,9 +26,11 @@ import hashlib
 import json
 import os
 import re
+import threading
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import yaml
 
@@ -91,12 +93,73 @@ class CatalogEntry:
     """Rolling Summary lines folded from this entry and every one before it."""
 
 
+class CatalogEntries(Sequence[CatalogEntry]):
+    """The catalog's entries, each line parsed only when it is asked for: `status` needs the
+    count and the ids, a pass a few entries at the end (10,000 lines parse in ~250 ms)."""
+
+    def __init__(self, items: Iterable[bytes | CatalogEntry] = (), ids: list[str] | None = None):
+        self._items: list[bytes | CatalogEntry] = list(items)
+        self._ids = ids
+        """Ids of the first len(_ids) entries, read from the catalog's bytes at once."""
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    @overload
+    def __getitem__(self, i: int) -> CatalogEntry: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[CatalogEntry]: ...
+    def __getitem__(self, i: int | slice) -> CatalogEntry | list[CatalogEntry]:
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self._items)))]
+        item = self._items[i]
+        if isinstance(item, CatalogEntry):
+            return item
+        parsed = _parse_line(item)
+        if parsed is None:
+            raise StoreError(
+                f"a line of {CATALOG_NAME} is damaged; run `session-inspector repair` "
+                "(or delete the file: it is rebuilt)"
+            )
+        self._items[i] = parsed[0]
+        return parsed[0]
+
+    def append(self, entry: CatalogEntry) -> None:
+        self._items.append(entry)
+        if self._ids is not None and len(self._ids) == len(self._items) - 1:
+            self._ids.append(entry.chunk_id)
+
+    def ids(self) -> list[str]:
+        known = self._ids[: len(self._items)] if self._ids is not None else []
+        if len(known) < len(self._items):
+            known = known + [self.chunk_id(i) for i in range(len(known), len(self._items))]
+            self._ids = known
+        return list(known)
+
+    def copy(self) -> CatalogEntries:
+        return CatalogEntries(self._items, list(self._ids) if self._ids is not None else None)
+
+    def chunk_id(self, i: int) -> str:
+        """Entry i's id, read from its line without parsing it."""
+        item = self._items[i]
+        if isinstance(item, CatalogEntry):
+            return item.chunk_id
+        if item.startswith(_ID_PREFIX):
+            end = item.find(b'"', len(_ID_PREFIX))
+            if end > 0:
+                return item[len(_ID_PREFIX) : end].decode("ascii", "replace")
+        return self[i].chunk_id
+
+
+_ID_PREFIX = b'{"id": "'
+
+
 @dataclass
 class Catalog:
     """index.yaml's entries, light; `summary(i)` reads one entry's summary on demand."""
 
     paths: MemoryPaths
-    entries: list[CatalogEntry]
+    entries: CatalogEntries
     warnings: list[str] = field(default_factory=list)
     exists: bool = False
     appendable: bool = False
@@ -105,12 +168,45 @@ class Catalog:
     rebuilt: bool = False
     _full: list[ChunkEntry] | None = None
     _summaries: dict[int, str] = field(default_factory=dict)
+    _highest: tuple[int, str] | None = None
+    """(entries scanned, the next chunk id after them)."""
 
     def __len__(self) -> int:
         return len(self.entries)
 
     def chunk_ids(self) -> list[str]:
-        return [e.chunk_id for e in self.entries]
+        return self.entries.ids()
+
+    def next_chunk_id(self) -> str:
+        """`chunk_NNNN` after the highest `chunk_NNNN` in the index (core.chunks.next_chunk_id;
+        the highest number is kept, so a live process pays for the scan once)."""
+        from core.chunks import next_chunk_id
+
+        ids = self.entries.ids()
+        if self._highest is None or self._highest[0] > len(ids):
+            self._highest = (0, "chunk_0001")
+        seen, _ = self._highest
+        if seen < len(ids):
+            after = next_chunk_id(ids[seen:])
+            current = self._highest[1]
+            best = max(int(after[6:]), int(current[6:]))
+            self._highest = (len(ids), f"chunk_{best:04d}")
+        return self._highest[1]
+
+    def copy(self) -> Catalog:
+        """Another view of the same entries (the cached catalog is shared by threads)."""
+        return Catalog(
+            self.paths,
+            self.entries.copy(),
+            warnings=list(self.warnings),
+            exists=self.exists,
+            appendable=self.appendable,
+            size=self.size,
+            rebuilt=self.rebuilt,
+            _full=self._full,
+            _summaries=dict(self._summaries),
+            _highest=self._highest,
+        )
 
     def summary(self, i: int) -> str:
         """The summary of entry i (0-based; negative counts from the end)."""
@@ -203,14 +299,20 @@ def read_entry(paths: MemoryPaths, entry: CatalogEntry) -> ChunkEntry:
             f"{paths.index}: entry {entry.chunk_id!r} changed under the catalog; "
             "run `session-inspector repair`"
         )
-    return ChunkEntry.from_dict(doc[0], f"{paths.index}")
+    found = ChunkEntry.from_dict(doc[0], f"{paths.index}")
+    if found.chunk_id != entry.chunk_id:
+        raise IndexCorruptError(
+            f"{paths.index}: entry {entry.chunk_id!r} changed under the catalog; "
+            "run `session-inspector repair`"
+        )
+    return found
 
 
 def read_summary(paths: MemoryPaths, chunk_id: str) -> str | None:
     """The summary of one chunk (None when it is not in the index)."""
     catalog = read_catalog(paths)
     for i in range(len(catalog.entries) - 1, -1, -1):
-        if catalog.entries[i].chunk_id == chunk_id:
+        if catalog.entries.chunk_id(i) == chunk_id:
             return catalog.summary(i)
     return None
 
@@ -266,30 +368,49 @@ def _from_line(obj: Any) -> tuple[CatalogEntry, tuple[int, int, int, str]] | Non
     return entry, stamp
 
 
-def _load_lines(path: Path) -> list[tuple[CatalogEntry, tuple[int, int, int, str]]]:
-    """The catalog's consistent prefix: each entry starts where the previous one ended."""
+def _parse_line(raw: bytes) -> tuple[CatalogEntry, tuple[int, int, int, str]] | None:
+    try:
+        return _from_line(json.loads(raw))
+    except (ValueError, RecursionError):
+        return None
+
+
+def _load_raw(path: Path) -> tuple[list[bytes], list[str] | None]:
+    """The catalog's lines up to the first that is not a whole line of the expected shape
+    (a torn last line, garbage), each parsed only when needed, and their ids when every line
+    has the shape (counted in C: this runs for every command)."""
     try:
         data = read_bytes_no_symlink(path)
     except OSError:
-        return []
-    out: list[tuple[CatalogEntry, tuple[int, int, int, str]]] = []
-    expected = len(INDEX_HEAD)
-    total = 0
-    for raw in data.split(b"\n"):
-        if not raw:
-            break
-        try:
-            parsed = _from_line(json.loads(raw))
-        except (ValueError, RecursionError):
-            break
-        if parsed is None or parsed[0].start != expected:
-            break
-        total += parsed[0].fold_lines
-        if parsed[0].folded_total != total:
-            break
-        out.append(parsed)
-        expected = parsed[0].end
-    return out
+        return [], None
+    lines = data.split(b"\n")
+    lines.pop()  # what follows the last newline: "" or a torn line
+    ids: list[str] = []
+    skip = len(_ID_PREFIX)
+    for k, raw in enumerate(lines):
+        end = raw.find(b'"', skip)
+        if not (raw.startswith(_ID_PREFIX) and raw.endswith(b"}")) or end < 0:
+            return lines[:k], ids
+        ids.append(raw[skip:end].decode("ascii", "replace"))
+    return lines, ids
+
+
+def _last_line(path: Path) -> tuple[CatalogEntry, tuple[int, int, int, str]] | None:
+    """The catalog's last whole line, parsed (None: empty, torn or unreadable)."""
+    try:
+        fd = open_no_symlink(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        size = os.fstat(fd).st_size
+        chunk = os.pread(fd, min(size, 1 << 16), max(0, size - (1 << 16)))
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if not chunk.endswith(b"\n"):
+        return None
+    return _parse_line(chunk[:-1].rsplit(b"\n", 1)[-1])
 
 
 # --------------------------------------------------------------------------- reading
@@ -375,35 +496,81 @@ def _pread(path: Path, start: int, end: int) -> bytes:
         os.close(fd)
 
 
+_CACHE: dict[str, tuple[tuple[Any, ...], Catalog]] = {}
+_CACHE_GUARD = threading.Lock()
+
+
+def _files_key(paths: MemoryPaths) -> tuple[Any, ...] | None:
+    """index.yaml's and the catalog's inode, size and mtime: a process reuses what it read
+    while neither changed (a live agent's passes and prompts read it once)."""
+    try:
+        a = os.stat(paths.index, follow_symlinks=False)
+    except OSError:
+        return None
+    try:
+        b = os.stat(catalog_path(paths), follow_symlinks=False)
+        cat: tuple[int, int, int] = (b.st_ino, b.st_size, b.st_mtime_ns)
+    except OSError:
+        cat = (0, 0, 0)
+    return (a.st_ino, a.st_size, a.st_mtime_ns, *cat)
+
+
+def _remember(paths: MemoryPaths, catalog: Catalog) -> Catalog:
+    key = _files_key(paths)
+    if key is not None and catalog.appendable and catalog.size == key[1]:
+        with _CACHE_GUARD:
+            if len(_CACHE) > 32:
+                _CACHE.clear()
+            _CACHE[str(paths.index)] = (key, catalog.copy())
+    return catalog
+
+
 def read_catalog(paths: MemoryPaths, *, write: bool = True) -> Catalog:
     """index.yaml's entries through the catalog (see the module docstring); IndexCorruptError
     exactly when `read_index` would raise it. `write=False` never touches the catalog file
     (an archived session is read-only)."""
-    path = paths.index
     paths.ensure_inside_root(paths.chunks_dir)
+    key = _files_key(paths)
+    with _CACHE_GUARD:
+        cached = _CACHE.get(str(paths.index))
+    if cached is not None and key is not None and cached[0] == key:
+        return cached[1].copy()
+    return _remember(paths, _read_catalog(paths, write=write))
+
+
+def _read_catalog(paths: MemoryPaths, *, write: bool) -> Catalog:
+    path = paths.index
     st = _stat(path)
     if st is None:
-        return Catalog(paths, [], exists=False)
-    lines = _load_lines(catalog_path(paths))
+        return Catalog(paths, CatalogEntries(), exists=False)
+    lines, ids = _load_raw(catalog_path(paths))
     # The newest line that matches the file as it is now (or as it was before an append).
     for k in range(len(lines) - 1, -1, -1):
-        entry, (ino, size, mtime_ns, tail) = lines[k]
-        if ino != st.st_ino or entry.end > st.st_size:
+        parsed = _parse_line(lines[k])
+        if parsed is None:
+            continue
+        entry, (ino, size, mtime_ns, tail) = parsed
+        exact = entry.end == st.st_size == size and mtime_ns == st.st_mtime_ns
+        # A copy that kept the mtime (cp -a, a backup restored) is the same file under another
+        # inode; growing or shrinking is trusted only in the same file.
+        if (ino != st.st_ino and not exact) or entry.end > st.st_size:
             continue
         if _tail_digest(_pread(path, max(0, entry.end - TAIL_BYTES), entry.end)) != tail:
             continue
-        kept = [e for e, _ in lines[: k + 1]]
-        if entry.end == st.st_size and size == st.st_size and mtime_ns == st.st_mtime_ns:
+        kept = CatalogEntries([*lines[:k], entry], ids)
+        if exact:
             if k != len(lines) - 1 and write:
                 _rewrite(paths, kept, st)
             return Catalog(paths, kept, exists=True, appendable=True, size=st.st_size)
         if entry.end == st.st_size and k == len(lines) - 1:
             break  # the same size, another mtime: rewritten in place, not appended to
         data = read_bytes_no_symlink(path)
-        tail_entries = _parse_tail(path, data, entry.end, {e.chunk_id for e in kept})
+        known = {kept.chunk_id(i) for i in range(len(kept))}
+        tail_entries = _parse_tail(path, data, entry.end, known)
         if tail_entries is None:
             break
-        catalog = Catalog(paths, list(kept), exists=True, appendable=True, size=len(data))
+        catalog = Catalog(paths, CatalogEntries(kept._items, ids), exists=True, appendable=True)
+        catalog.size = len(data)
         _extend(catalog, tail_entries)
         if write:
             if k == len(lines) - 1:
@@ -423,7 +590,6 @@ def _extend(catalog: Catalog, new: list[tuple[ChunkEntry, int, int]]) -> None:
         stat = fold_stat(entry.chunk_id, entry.summary, previous)
         previous = stat.last_request
         total += stat.lines
-        catalog._summaries[len(catalog.entries)] = entry.summary
         catalog.entries.append(_light(entry, start, end, stat, total))
 
 
@@ -433,12 +599,14 @@ def rebuild_catalog(paths: MemoryPaths, *, write: bool = True) -> Catalog:
     path = paths.index
     st = _stat(path)
     if st is None:
-        return Catalog(paths, [], exists=False)
+        return Catalog(paths, CatalogEntries(), exists=False)
     data = read_bytes_no_symlink(path)
     full: IndexRead = read_index(paths)
     tail = _parse_tail(path, data, len(INDEX_HEAD), set()) if data.startswith(INDEX_HEAD) else None
     if tail is None or full.warnings or len(tail) != len(full.entries):
-        catalog = Catalog(paths, [], warnings=list(full.warnings), exists=True, rebuilt=True)
+        catalog = Catalog(
+            paths, CatalogEntries(), warnings=list(full.warnings), exists=True, rebuilt=True
+        )
         catalog._full = full.entries
         _extend(catalog, [(e, 0, 0) for e in full.entries])
         catalog._full = full.entries
@@ -446,7 +614,9 @@ def rebuild_catalog(paths: MemoryPaths, *, write: bool = True) -> Catalog:
             with contextlib.suppress(OSError, SessionMemoryError):
                 catalog_path(paths).unlink()
         return catalog
-    catalog = Catalog(paths, [], exists=True, appendable=True, size=len(data), rebuilt=True)
+    catalog = Catalog(
+        paths, CatalogEntries(), exists=True, appendable=True, size=len(data), rebuilt=True
+    )
     _extend(catalog, tail)
     if write:
         _rewrite(paths, catalog.entries, os.stat(path, follow_symlinks=False), data)
@@ -457,7 +627,7 @@ def rebuild_catalog(paths: MemoryPaths, *, write: bool = True) -> Catalog:
 
 
 def _stamps(
-    entries: list[CatalogEntry], st: os.stat_result, data: bytes | None, path: Path
+    entries: Sequence[CatalogEntry], st: os.stat_result, data: bytes | None, path: Path
 ) -> bytes:
     """Lines for `entries`; every line is stamped as if the file ended at that entry (only
     the last one with the file's real mtime: earlier ones match only after a truncation)."""
@@ -472,7 +642,10 @@ def _stamps(
 
 
 def _rewrite(
-    paths: MemoryPaths, entries: list[CatalogEntry], st: os.stat_result, data: bytes | None = None
+    paths: MemoryPaths,
+    entries: Sequence[CatalogEntry],
+    st: os.stat_result,
+    data: bytes | None = None,
 ) -> None:
     """Write the whole catalog (a derived file: no folder fsync, a failure only costs a
     rebuild later)."""
@@ -499,8 +672,8 @@ def _append_lines(
         return
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        lines = _load_lines(target)
-        if lines and lines[-1][0].end == new[0].start:
+        last = _last_line(target)
+        if last is not None and last[0].end == new[0].start:
             os.write(fd, blob)
     except OSError:
         pass
@@ -555,8 +728,8 @@ def append_index_entry(paths: MemoryPaths, catalog: Catalog, entry: ChunkEntry) 
             return offset, len(body)
         try:
             fcntl.flock(cfd, fcntl.LOCK_EX)
-            lines = _load_lines(target)
-            if lines and lines[-1][0].end == offset:
+            last = _last_line(target)
+            if last is not None and last[0].end == offset:
                 os.write(cfd, line)
         except OSError:
             pass
@@ -564,6 +737,7 @@ def append_index_entry(paths: MemoryPaths, catalog: Catalog, entry: ChunkEntry) 
             os.close(cfd)
     else:
         _rewrite(paths, catalog.entries, st)
+    _remember(paths, catalog)
     return offset, len(body)
 
 
@@ -589,7 +763,7 @@ def write_catalog_for(
         return
     if st.st_size != len(data):
         return
-    catalog = Catalog(paths, [], exists=True, appendable=True, size=len(data))
+    catalog = Catalog(paths, CatalogEntries(), exists=True, appendable=True, size=len(data))
     offset = len(INDEX_HEAD)
     spans: list[tuple[ChunkEntry, int, int]] = []
     for entry, body in zip(entries, bodies, strict=True):

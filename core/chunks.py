@@ -349,6 +349,20 @@ def list_chunk_files(paths: MemoryPaths, warnings: list[str] | None = None) -> l
     return _jsonl_ids(paths, paths.chunks_dir, "chunk", warnings)
 
 
+def chunk_file_names(paths: MemoryPaths) -> set[str]:
+    """The stems of `chunks/*.jsonl`, from one listing (no stat, no id check): what is cheap
+    to compare with the index's ids at 10,000 chunks. `list_chunk_files` is the checked list."""
+    folder = paths.chunks_dir
+    paths.ensure_inside_root(folder)
+    try:
+        names = os.listdir(folder)
+    except FileNotFoundError:
+        return set()
+    except OSError as exc:
+        raise StoreError(f"cannot list {folder}: {_reason(exc)}") from exc
+    return {n[:-6] for n in names if n.endswith(".jsonl") and not n.startswith(".")}
+
+
 def _jsonl_ids(
     paths: MemoryPaths, folder: Path, noun: str, warnings: list[str] | None
 ) -> list[str]:
@@ -481,6 +495,7 @@ __all__ = [
     "ChunkEntry",
     "IndexRead",
     "PendingEvidence",
+    "chunk_file_names",
     "delete_pending",
     "list_chunk_files",
     "list_pending",

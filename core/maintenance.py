@@ -48,6 +48,7 @@ from core.catalog import (
 from core.chunks import (
     ChunkEntry,
     _events_bytes,
+    chunk_file_names,
     delete_pending,
     list_chunk_files,
     list_pending,
@@ -63,7 +64,7 @@ from core.config import CompactionConfig
 from core.errors import ChunkIdError, SessionMemoryError, StoreError
 from core.events import Event, new_event_id, now_ts
 from core.faults import fault_point
-from core.paths import MemoryPaths
+from core.paths import CHUNK_ID_RE, MemoryPaths
 from core.planner import CompactionPlan, plan_compaction
 from core.scrub import strip_screenshot_data
 from core.store import EventsSnapshot, SessionState, SessionStore, serialize_event
@@ -187,7 +188,7 @@ def _run_pass_locked(
     t = time.perf_counter()
     with store.lock():
         store.ensure_session()
-        recovered = recover_locked(store, config)
+        recovered = recover_locked(store, config, thorough=False)
         state = store.read_state()
         pin = store.pin_events()
     timings["lock_read"] = _ms(t)
@@ -358,8 +359,9 @@ def _pass_on_snapshot(
     fault_point("after_summarize")
 
     t = time.perf_counter()
-    taken = set(catalog.chunk_ids()) | set(list_chunk_files(paths))
-    chunk_id = next_chunk_id(taken)
+    chunk_id = catalog.next_chunk_id()
+    while paths.chunk_file(chunk_id).exists():  # a chunk file no entry lists (repair's)
+        chunk_id = next_chunk_id([chunk_id])
     cut = plan.cut_index
     head: list[Event] = []
     if plan.pinned_root_index is not None:
@@ -841,9 +843,15 @@ def write_summaries(
         atomic_write_text(store.paths.summary_archive, rendered.archive_md)
 
 
-def recover_locked(store: SessionStore, config: CompactionConfig) -> dict[str, int]:
+def recover_locked(
+    store: SessionStore, config: CompactionConfig, *, thorough: bool = True
+) -> dict[str, int]:
     """Finish or undo what a crashed pass left (caller holds the session lock and, unless this
-    is a rotation, the maintenance slot). Nothing is lost, nothing is doubled."""
+    is a rotation, the maintenance slot). Nothing is lost, nothing is doubled.
+
+    A crashed pass always leaves pending evidence (it is deleted last); `thorough=False` (a
+    pass) therefore stops when there is none, while `repair` and rotation also list chunks/
+    for chunk files nobody indexed (a file put there by hand, an old crash)."""
     paths = store.paths
     counts: dict[str, int] = {}
 
@@ -857,13 +865,20 @@ def recover_locked(store: SessionStore, config: CompactionConfig) -> dict[str, i
     if orphans:
         bump("pending_meta_removed", orphans)
     pending = list_pending(paths)
-    chunk_files = set(list_chunk_files(paths))
-    if not pending and not chunk_files:
+    if not pending and not thorough:
         return counts
+    if not pending:
+        # The usual case: one listing of chunks/ against the catalog's ids, no full parse.
+        extra = chunk_file_names(paths)
+        if extra:
+            extra -= set(read_catalog(paths).chunk_ids())
+        if not any(CHUNK_ID_RE.match(name) for name in extra):
+            return counts  # (a file whose name is no chunk id is never indexed)
     for p in pending:
         if _undo_torn_append(paths, p.meta):
             bump("index_torn_tail_cut")
-    if not pending and chunk_files <= set(read_catalog(paths).chunk_ids()):
+    chunk_files = set(list_chunk_files(paths))
+    if not pending and not chunk_files:
         return counts
     entries = read_index(paths).entries
     indexed = {e.chunk_id for e in entries}
@@ -1016,7 +1031,7 @@ def _sweep_temp_files(store: SessionStore) -> int:
         except OSError:
             continue
         for name in names:
-            if TEMP_NAME_RE.match(name):
+            if name.endswith(".tmp") and TEMP_NAME_RE.match(name):
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(folder / name)
                     removed += 1

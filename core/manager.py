@@ -19,6 +19,7 @@ from typing import Any
 from core.atomic import read_bytes_no_symlink
 from core.catalog import read_catalog, rebuild_catalog
 from core.chunks import (
+    chunk_file_names,
     list_chunk_files,
     list_pending,
     read_chunk_events,
@@ -687,7 +688,7 @@ class MemoryManager:
             read = read_catalog(self.paths)
             chunk_count = len(read)
             warnings.extend(read.warnings)
-            on_disk = set(list_chunk_files(self.paths))
+            on_disk = chunk_file_names(self.paths)
             for chunk_id in read.chunk_ids():
                 if chunk_id not in on_disk:
                     chunk_file = self.paths.chunk_file(chunk_id)
