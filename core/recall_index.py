@@ -581,7 +581,9 @@ class PersistentRecallIndex:
             ino, end, _ = index_end.split(":")
             with open(self.index_yaml, "rb") as f:
                 st = os.fstat(f.fileno())
-                if st.st_ino != int(ino) or st.st_size < int(end) or int(end) < TAIL_BYTES:
+                # Not grown (the same size, yet changed: rewritten in place) or shorter: the
+                # full parse decides, as the chunk catalog does.
+                if st.st_ino != int(ino) or st.st_size <= int(end) or int(end) < TAIL_BYTES:
                     return None
                 f.seek(int(end) - TAIL_BYTES)
                 data = f.read()
@@ -591,8 +593,6 @@ class PersistentRecallIndex:
             return None
         new_end = _end_stamp(st.st_ino, int(end) - TAIL_BYTES + len(data), data[-TAIL_BYTES:])
         tail = data[TAIL_BYTES:]
-        if not tail.strip():
-            return [], new_end
         if not tail.startswith(b"- "):
             return None
         from yaml import YAMLError
