@@ -144,7 +144,9 @@ def fixture(chunks: int, *, build: bool) -> tuple[Path, list[str]] | None:
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     queries = build_fixture(folder / "memory", chunks)
-    MemoryManager(folder / "memory", CompactionConfig(), read_only=True).recall("warmup")
+    # A writable manager: a read-only one never writes recall.sqlite (it would answer from a
+    # copy in memory), and the fixture keeps its index.
+    MemoryManager(folder / "memory", CompactionConfig()).recall("warmup")
     done.write_text(json.dumps(queries))
     return folder / "memory", queries
 
