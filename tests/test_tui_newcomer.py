@@ -174,3 +174,16 @@ async def test_write_keys_on_an_archived_session_say_why(tmp_path: Path) -> None
         notes = [str(n.message) for n in app._notifications]
         assert any("archive" in n for n in notes), notes
         assert "compact" not in app.actions_run
+
+
+@pytest.mark.parametrize("size", [(80, 24), (60, 20)])
+async def test_what_if_fields_all_on_screen_when_small(basic: Path, size: tuple[int, int]) -> None:
+    """The hint gives way (the footer has the same keys) so all three fields can be seen."""
+    app = make(basic)
+    async with app.run_test(size=size) as pilot:
+        await settle(app, pilot)
+        await pilot.press("w")
+        await settle(app, pilot)
+        text = screen_text(app)
+        for label in ("keep_recent_tokens", "hot_window_events", "prompt tokens"):
+            assert label in text, text

@@ -145,6 +145,13 @@ class PlanPanel(Vertical):
         with VerticalScroll(id="plan-scroll"):
             yield Static(Text("planning…", style="dim"), id="plan-body", markup=False)
 
+    HINT_MIN_HEIGHT = 10
+    """Below this many rows the hint line is left out (the footer gives the same keys), so
+    the three fields and the start of the plan stay on screen (80x24, 60x20)."""
+
+    def on_resize(self) -> None:
+        self.query_one("#whatif-hint", Static).display = self.size.height >= self.HINT_MIN_HEIGHT
+
     def set_defaults(
         self, keep_recent_tokens: int, hot_window_events: int, prompt_tokens: int | None
     ) -> None:
