@@ -10,10 +10,13 @@ from typing import Any
 
 import pytest
 
+import core.catalog
+import core.chunks
 from core.catalog import catalog_path, read_catalog, read_summary
 from core.chunks import read_index, render_index
 from core.config import CompactionConfig
 from core.manager import MemoryManager
+from core.paths import MemoryPaths
 from core.summaries import (
     archive_entry_bytes,
     fold_stat,
@@ -309,4 +312,50 @@ def test_crash_in_the_index_append_then_recovery(
     fill(mm, 3, start=40)
     assert mm.save().compacted
     assert_derived_files_match_a_full_render(mm)
+    mm.close()
+
+
+def test_status_prompt_and_passes_never_parse_the_whole_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once the catalog exists, the commands that run all the time read it, not index.yaml
+    whole (the cost that grew with every chunk)."""
+    mm = MemoryManager(tmp_path / "m", CompactionConfig(**CONFIG))
+    for turn in range(4):
+        fill(mm, 3, start=turn * 3)
+        assert mm.save().compacted
+    mm.close()
+
+    def refuse(*_: object) -> None:
+        raise AssertionError("index.yaml was parsed whole")
+
+    monkeypatch.setattr("core.chunks._parse_index", refuse)
+    core.chunks._INDEX_CACHE.clear()  # a fresh process: nothing parsed before
+    core.catalog._CACHE.clear()
+    fresh = MemoryManager(tmp_path / "m", CompactionConfig(**CONFIG))
+    status = fresh.status()
+    assert status.chunk_count == 4 and status.index_error is None
+    messages = fresh.build_prompt("system", "task")
+    assert "## Recent Chunks" in messages[0]["content"]
+    for turn in range(3):
+        fill(fresh, 3, start=100 + turn * 3)
+        assert fresh.save().compacted
+    assert fresh.status().chunk_count == 7
+    fresh.close()
+    monkeypatch.undo()
+    assert_derived_files_match_a_full_render(
+        MemoryManager(tmp_path / "m", CompactionConfig(**CONFIG))
+    )
+
+
+def test_a_rotated_session_keeps_a_valid_catalog(tmp_path: Path) -> None:
+    mm = MemoryManager(tmp_path / "m", CompactionConfig(**CONFIG))
+    for turn in range(3):
+        fill(mm, 3, start=turn * 3)
+        assert mm.save().compacted
+    mm.rotate()
+    [archive] = mm.list_archives()
+    assert archive.chunk_count == 3
+    archived = read_catalog(MemoryPaths(tmp_path / "m", session=archive.path), write=False)
+    assert not archived.rebuilt and len(archived) == 3
     mm.close()
