@@ -70,10 +70,10 @@ def main_size(quick: bool) -> int:
     return QUICK_CHUNKS if quick else FULL_CHUNKS
 
 
-def curve_sizes(main: int) -> list[int]:
-    """10, 100, 1,000 … up to and including the long-lived size."""
-    sizes = [n for n in (BASELINE_CHUNKS, 100, 1_000) if n < main]
-    return [*sizes, main]
+def curve_sizes(main: int, quick: bool) -> list[int]:
+    """10, 100, 1,000 … up to and including the long-lived size (`quick`: 10 and that size)."""
+    steps = (BASELINE_CHUNKS,) if quick else (BASELINE_CHUNKS, 100, 1_000)
+    return [*(n for n in steps if n < main), main]
 
 
 def _new_events(tag: str) -> list[Event]:
@@ -218,7 +218,7 @@ def run(quick: bool) -> Outcome:
     cmd_reps = 3 if quick else 7
     rotate_reps = 2 if quick else 3
     t = time.perf_counter()
-    roots = {n: cached_root(n) for n in curve_sizes(main)}
+    roots = {n: cached_root(n) for n in curve_sizes(main, quick)}
     build_s = time.perf_counter() - t
     curve: list[dict[str, Any]] = []
     rotate_ms: dict[int, float] = {}
