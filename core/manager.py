@@ -749,7 +749,7 @@ class MemoryManager:
                 created = store.read_state().created_at if store.paths.state.exists() else None
             except SessionMemoryError:
                 continue
-            size = sum(f.stat().st_size for f in child.rglob("*") if f.is_file())
+            size = _tree_size(child)
             out.append(
                 ArchiveInfo(
                     session_id=child.name,
@@ -773,6 +773,27 @@ class MemoryManager:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _tree_size(folder: Path) -> int:
+    """Bytes of the files under `folder` (one stat per file, no Path objects: an archive of
+    10,000 chunks is listed in a few tens of milliseconds)."""
+    total = 0
+    stack = [str(folder)]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as listing:
+                for entry in listing:
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            stack.append(entry.path)
+                        elif entry.is_file():
+                            total += entry.stat().st_size
+                    except OSError:
+                        continue
+        except OSError:
+            continue
+    return total
 
 
 def _listing_key(folder: Path) -> tuple[tuple[str, int, int], ...]:
