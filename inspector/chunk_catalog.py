@@ -36,7 +36,7 @@ from core.errors import SessionMemoryError
 from core.paths import CHUNK_ID_MAX_LEN, CHUNK_ID_RE, MemoryPaths
 from core.yaml_safe import strict_load
 
-YIELD_EVERY = 200
+YIELD_EVERY = 50
 """Entries scanned between two GIL releases (a 10k index scan otherwise starves the UI)."""
 
 

@@ -46,6 +46,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.geometry import Size
 from textual.message import Message
+from textual.strip import Strip
 from textual.widgets import DataTable, Static
 from textual.widgets.data_table import RowKey
 from textual.worker import get_current_worker
@@ -398,6 +399,19 @@ class FixedWidthTable(DataTable[Text]):
     chunk rows, freezing keys); with no auto-width column, no row label and one-line rows
     that measuring changes nothing, so it is skipped and only the scrollable size updated."""
 
+    drawn: threading.Event | None = None
+    """Set (then dropped) the first time a row line is rendered: the view's worker waits for
+    it before a long read that would compete with drawing for the GIL."""
+
+    def render_line(self, y: int) -> Strip:
+        strip = super().render_line(y)
+        drawn = self.drawn
+        header = self.header_height if self.show_header else 0
+        if drawn is not None and y >= header and self.row_count:
+            self.drawn = None
+            drawn.set()
+        return strip
+
     def _update_dimensions(self, new_rows: Iterable[RowKey]) -> None:
         new_rows = list(new_rows)
         columns = self.ordered_columns
@@ -521,6 +535,9 @@ class ChunksView(Vertical):
         self._rows: dict[str, ChunkRow] = {}
         self._selected_key: str | None = None
         self._fill_generation = 0
+        self._reload_guard = threading.Lock()
+        self._reload_running = False
+        self._reload_again = False
 
     def compose(self) -> ComposeResult:
         yield Static(Text(""), id="chunks-error", markup=False)
@@ -601,12 +618,34 @@ class ChunksView(Vertical):
             self._detail(Text("No chunks yet: nothing has been compacted.", style="dim"), Text(""))
 
     def reload(self) -> None:
-        """Read index + pending through `manager.paths` in a thread worker."""
-        if self.manager is not None:
-            self._reload_worker()
+        """Read index + pending through `manager.paths` in a thread worker. A reload asked for
+        while one runs is done once after it, never by cancelling it: on a busy root a stream
+        of changes would otherwise keep restarting a 10k-chunk read that never lands."""
+        if self.manager is None:
+            return
+        with self._reload_guard:
+            if self._reload_running:
+                self._reload_again = True
+                return
+            self._reload_running = True
+        self._reload_worker()
 
-    @work(thread=True, exclusive=True, group="chunks-reload")
+    @work(thread=True, group="chunks-reload")
     def _reload_worker(self) -> None:
+        try:
+            while True:
+                self._reload_once()
+                with self._reload_guard:
+                    if not self._reload_again or get_current_worker().is_cancelled:
+                        self._reload_running = False
+                        return
+                    self._reload_again = False
+        except BaseException:
+            with self._reload_guard:
+                self._reload_running = False
+            raise
+
+    def _reload_once(self) -> None:
         """A first page of the index on screen at once, then the whole index and pending."""
         manager = self.manager
         if manager is None:
@@ -648,9 +687,9 @@ class ChunksView(Vertical):
     @on(_DataLoaded)
     def _on_data_loaded(self, message: _DataLoaded) -> None:
         message.stop()
-        self._apply(message.prepared)
         if message.drawn is not None:
-            self.call_after_refresh(message.drawn.set)
+            self.query_one("#chunks-table", FixedWidthTable).drawn = message.drawn
+        self._apply(message.prepared)
 
     @on(DataTable.RowHighlighted, "#chunks-table")
     def _on_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
