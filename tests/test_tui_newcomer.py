@@ -7,6 +7,7 @@ Workers are awaited (`settle`), never slept on.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from inspector.app import InspectorApp, InspectorFooter
 from inspector.screens import FocusPromptScreen
 from inspector.widgets.plan_panel import PlanPanel
 from inspector.widgets.status_header import HeaderInfo, header_line1, header_line2
+from inspector.widgets.text_document import wrap_line
 from tests.test_tui_app import burst, make, screen_text, settle
 from tests.tui_fixtures import FIXED_SESSION, build_basic
 
@@ -187,3 +189,27 @@ async def test_what_if_fields_all_on_screen_when_small(basic: Path, size: tuple[
         text = screen_text(app)
         for label in ("keep_recent_tokens", "hot_window_events", "prompt tokens"):
             assert label in text, text
+
+
+def test_header_counts_at_60_columns_keep_follow_whole() -> None:
+    info = HeaderInfo(
+        root="m",
+        event_count=38,
+        hot_tokens=1_235,
+        last_prompt_tokens=1_683,
+        chunk_count=1,
+        watch_mode="watched",
+        follow=True,
+    )
+    line = header_line2(info, 58).plain
+    assert cell_len(line) <= 58 and line.endswith("watched follow"), line
+    running = header_line2(replace(info, maintenance="running"), 58).plain
+    assert "running" in running  # a running pass is never the part left out
+
+
+def test_cjk_wraps_between_characters_not_at_the_blank_before_them() -> None:
+    line = "  - 把今天产品周会的录音转成文字，整理成会议纪要，保存到备忘录。"
+    rows = [line[a:b] for a, b in wrap_line(line, 20)]
+    assert rows[0].startswith("  - 把今天"), rows
+    assert "".join(rows) == line
+    assert all(cell_len(row) <= 20 for row in rows)

@@ -163,11 +163,11 @@ def header_line1(info: HeaderInfo, width: int = WIDE) -> Text:
 def header_line2(info: HeaderInfo, width: int = WIDE) -> Text:
     """The counts, with full labels and " │ " between them when they fit, else closer
     together, else with short labels (ev, pend, bad), short numbers (12k) and no zero
-    pending / corrupt counts."""
+    pending / corrupt counts, and last without "pass idle"."""
     corrupt_style = "bold red" if info.corrupt_lines else "bold"
     pass_style = "bold" if info.maintenance == "idle" else "bold yellow"
 
-    def build(short: bool, sep: str) -> list[Piece]:
+    def build(short: bool, sep: str, quiet_idle: bool = False) -> list[Piece]:
         tight = sep == " "
         num = _short_num if short else _num
         events = num(info.event_count) + (" …" if info.loading else "")
@@ -181,17 +181,23 @@ def header_line2(info: HeaderInfo, width: int = WIDE) -> Text:
             fields.append(("pend" if short else "pending", num(info.pending_count), "bold"))
         if not short or info.corrupt_lines:
             fields.append(("bad" if short else "corrupt", num(info.corrupt_lines), corrupt_style))
-        fields.append(("pass", info.maintenance, pass_style))
+        if not (quiet_idle and info.maintenance == "idle"):
+            fields.append(("pass", info.maintenance, pass_style))
         fields.append(("" if tight else "files", info.watch_mode, "bold"))
         if info.follow:
             fields.append(("", "follow", "bold green"))
         return _fields(fields, sep)
 
     pieces = build(False, " │ ")
-    for short, sep in ((False, "  "), (True, "  "), (True, " ")):
+    for short, sep, quiet_idle in (
+        (False, "  ", False),
+        (True, "  ", False),
+        (True, " ", False),
+        (True, " ", True),  # narrowest: "pass idle" left out (a running pass is still shown)
+    ):
         if _length(pieces) <= width:
             break
-        pieces = build(short, sep)
+        pieces = build(short, sep, quiet_idle)
     if info.index_error:
         pieces.append(("  index: ", "bold red"))
         pieces.append((one_line(info.index_error, 80), "red"))

@@ -57,7 +57,8 @@ def _width_of(text: str) -> int:
 
 def wrap_line(plain: str, width: int, indent: int = 0) -> list[tuple[int, int]]:
     """Greedy word wrap of one line to `width` cells: (start, end) character ranges. Breaks at
-    blanks when it can, inside a word when a word is longer than the width."""
+    blanks when it can, between two wide (CJK) characters, inside a word when a word is longer
+    than the width."""
     if width <= 0 or _width_of(plain) <= width:
         return [(0, len(plain))]
     ranges: list[tuple[int, int]] = []
@@ -76,7 +77,10 @@ def wrap_line(plain: str, width: int, indent: int = 0) -> list[tuple[int, int]]:
                 cells += w
                 end += 1
             end = max(end, start + 1)
-        if end < n:
+        # A line may break between two wide (CJK) characters as well as at a blank: a long
+        # CJK sentence after "- " is not pushed whole to the next row.
+        wide_break = not ascii_only and end < n and cell_len(plain[end - 1 : end + 1]) > 2
+        if end < n and not wide_break:
             blank = plain.rfind(" ", start + 1, end + 1)
             if blank > start:
                 end = blank + 1
