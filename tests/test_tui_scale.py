@@ -16,6 +16,7 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Input, Static
 
 import inspector.widgets.chunks_view as chunks_view_module
+from core.catalog import catalog_path
 from core.chunks import ChunkEntry, IndexRead, read_index, write_chunk_file, write_index
 from core.config import CompactionConfig
 from core.errors import IndexCorruptError
@@ -171,8 +172,10 @@ def test_fast_index_reports_what_core_reports_on_damaged_files(tmp_path: Path) -
         + "- chunk_id: _bad\n  summary: x\n",
         encoding="utf-8",
     )
-    # The header's count (from the id lines alone, before any full read) agrees.
+    # The header's count agrees: through core's catalog, and from the id lines alone.
     assert chunk_count(manager.paths) == len(read_index(manager.paths).entries) == 3
+    catalog_path(manager.paths).unlink(missing_ok=True)
+    assert chunk_count(manager.paths) == 3
     _same(read_chunk_index(manager.paths), read_index(manager.paths))
     assert len(read_chunk_index(manager.paths).warnings) == 2
     # Not YAML at all: the same IndexCorruptError as core's.
