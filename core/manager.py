@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from core.atomic import read_bytes_no_symlink
+from core.atomic import open_no_symlink, read_bytes_no_symlink
 from core.catalog import read_catalog, rebuild_catalog
 from core.chunks import (
     chunk_file_names,
@@ -46,7 +46,7 @@ from core.reader import EventTail
 from core.recall import AnalyzedDoc, Part, RecallDoc, RecallIndex, RecallResult, analyze, search
 from core.recall_index import PersistentRecallIndex, RecallIndexUnavailable
 from core.rotation import RotationResult, recover_archive, rotate
-from core.store import SessionState, SessionStore
+from core.store import SessionState, SessionStore, parse_event_lines
 from core.summarizer import Summarizer, make_summarizer
 from core.trigger import TriggerDecision
 
@@ -741,7 +741,7 @@ class MemoryManager:
                 continue
             try:
                 store = SessionStore(self.memory_dir, session=child)
-                snap = store.read_events()
+                event_count = _archive_event_count(store)
                 try:
                     chunk_count = len(read_catalog(store.paths, write=False))
                 except IndexCorruptError:
@@ -754,7 +754,7 @@ class MemoryManager:
                 ArchiveInfo(
                     session_id=child.name,
                     path=child,
-                    event_count=snap.event_count,
+                    event_count=event_count,
                     chunk_count=chunk_count,
                     created_at=created,
                     size_bytes=size,
@@ -773,6 +773,22 @@ class MemoryManager:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _archive_event_count(store: SessionStore) -> int:
+    """The events in an archive's events.jsonl, as `read_events` counts them, without the
+    token estimates and digest a snapshot carries (status lists a hundred archives)."""
+    store.paths.ensure_inside_root()
+    path = store.paths.events
+    try:
+        fd = open_no_symlink(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return 0
+    except OSError as exc:
+        raise StoreError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    with os.fdopen(fd, "rb") as fh:
+        data = fh.read()
+    return len(parse_event_lines(data, final=False).events)
 
 
 def _tree_size(folder: Path) -> int:
