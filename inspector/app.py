@@ -1120,8 +1120,12 @@ class InspectorApp(App[int]):
         if why is None and self.check_action(action, ()) is not True:
             why = "not available here"
         if why is not None:
-            self.log_activity(f"{action}: {why}", "info")
-            self.notify(f"{action}: {why}", severity="warning", markup=False, timeout=4)
+            # Named as the palette names it, with its key ("Demo play/pause (space)"), not by
+            # the action's internal id.
+            spec = next((a for a in ACTIONS if a.action == action), None)
+            name = f"{spec.title} ({spec.key})" if spec is not None else action
+            self.log_activity(f"{name}: {why}", "info")
+            self.notify(f"{name}: {why}", severity="warning", markup=False, timeout=4)
             return True
         return False
 

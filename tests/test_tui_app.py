@@ -702,7 +702,9 @@ async def test_read_only_write_keys_say_why(basic: Path) -> None:
         await settle(app, pilot)
         await pilot.press("m")
         await pilot.pause()
-        assert any("started with --read-only" in n for n in _notes(app))
+        assert "Run maintenance (m): the inspector was started with --read-only" in " ".join(
+            _notes(app)
+        )
         assert "maintenance" not in app.actions_run
 
 
@@ -717,7 +719,7 @@ async def test_demo_keys_after_the_end_say_why(tmp_path: Path) -> None:
         await settle(app, pilot)
         await pilot.press("space")
         await pilot.pause()
-        assert any("the demo has ended" in n for n in _notes(app))
+        assert "Demo play/pause (space): the demo has ended" in " ".join(_notes(app))
     manager.close()
 
 
