@@ -359,3 +359,21 @@ def test_a_rotated_session_keeps_a_valid_catalog(tmp_path: Path) -> None:
     archived = read_catalog(MemoryPaths(tmp_path / "m", session=archive.path), write=False)
     assert not archived.rebuilt and len(archived) == 3
     mm.close()
+
+
+@pytest.mark.parametrize("new_max_chunks", [1, 4])
+def test_a_changed_summary_max_chunks_renders_the_archive_again(
+    tmp_path: Path, new_max_chunks: int
+) -> None:
+    mm = MemoryManager(tmp_path / "m", CompactionConfig(**CONFIG))
+    for turn in range(5):
+        fill(mm, 3, start=turn * 3)
+        assert mm.save().compacted
+    mm.close()
+    changed = MemoryManager(
+        tmp_path / "m", CompactionConfig(**{**CONFIG, "summary_max_chunks": new_max_chunks})
+    )
+    fill(changed, 3, start=70)
+    assert changed.save().compacted
+    assert_derived_files_match_a_full_render(changed)
+    changed.close()
