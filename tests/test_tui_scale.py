@@ -375,3 +375,35 @@ async def test_archive_tab_fills_from_a_worker_while_keys_work(
         assert table.row_count == 0
         gate.set()
         await rows_reach(app, pilot, table, N_ARCHIVES)
+
+
+async def test_chunks_reload_asked_during_a_read_runs_once_after_it(
+    long_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Changes arriving while a long read runs never cancel it (it would never land on a busy
+    root); they make one more read after it."""
+    gate = threading.Event()
+    calls: list[int] = []
+    real = read_chunk_index
+
+    def held(paths: Any) -> IndexRead:
+        calls.append(1)
+        assert gate.wait(timeout=30)
+        return real(paths)
+
+    monkeypatch.setattr(chunks_view_module, "read_chunk_index", held)
+    monkeypatch.setattr(chunks_view_module, "read_chunk_index_head", lambda paths, n: None)
+    view = ChunksView()
+    view.manager = MemoryManager(long_root, read_only=True)
+    app = Host(view)
+    async with app.run_test(size=(120, 40)) as pilot:
+        view.reload()
+        view.reload()
+        view.reload()
+        gate.set()
+        table = view.query_one(DataTable)
+        await rows_reach(app, pilot, table, N_CHUNKS)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert len(calls) == 2
+        assert table.row_count == N_CHUNKS
