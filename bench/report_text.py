@@ -232,6 +232,27 @@ ANALYSIS: dict[str, str] = {
         "chunk from the events the pass already holds in memory (no re-read), and a compiled "
         "tokenizer."
     ),
+    "tui_first_paint_s_10k_chunks": (
+        "The hot window itself is small on this root; what competes with the first frame is "
+        "start-up reading: the header's chunk count (core's index.catalog, ~20 ms; without it "
+        "the `- chunk_id:` lines of a 40 MB index.yaml, ~0.2 s) and the archive listing (each "
+        "archived session's rows read once, ~0.3 s for 100) in worker threads that share the "
+        "GIL with the UI. A miss on this shared 2-core machine is load from other processes."
+    ),
+    "tui_chunks_tab_ms_10k": (
+        "The tab shows the first 120 entries read from the start of index.yaml, then the whole "
+        "index (~1 s for 40 MB in the inspector's scanner) is read in the worker and the table "
+        "filled 1,000 rows per loop callback (`tui_scale.chunks_all_rows_ms`). A miss means the "
+        "first page's frame waited for the GIL behind another worker (the start-up status or "
+        "archive read); levers left: a first page from core's index.catalog, rows built from "
+        "light entries with summaries read for the visible rows only."
+    ),
+    "tui_archive_tab_ms_100_sessions": (
+        "Rows come from inspector.archive_catalog: each archived session read once (line count "
+        "of events.jsonl, its index, state.json, a folder walk, the first request) and cached by "
+        "its files' stats, so opening the tab costs ~600 stats and a 100-row table. A miss is "
+        "the first listing of never-seen archives (~0.3 s cold) or a loaded machine."
+    ),
     "tui_first_paint_s_100k": (
         "Not in core: the inspector (inspector/model.py, owned by the TUI work) reads and parses "
         "the whole events.jsonl through `core.reader.EventTail` before the first frame shows the "
