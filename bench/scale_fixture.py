@@ -32,8 +32,9 @@ from core.rotation import rotate
 from core.store import SessionStore
 from core.summarizer import ExtractiveSummarizer
 
-GENERATOR_VERSION = 1
-"""Bump when the fixture's content changes: cached roots of an older version are not reused."""
+GENERATOR_VERSION = 2
+"""Bump when the fixture's content or the project's on-disk layout changes (2: chunks/index.catalog
+written with index.yaml): cached roots of an older version are not reused."""
 
 CACHE_DIR = Path(tempfile.gettempdir()) / "bench-cache"
 EVENTS_PER_CHUNK = 100
