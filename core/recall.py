@@ -88,11 +88,15 @@ _JOINED = re.compile(r"(?<![^\W_])[^\W_]++(?:[_.\-/:@]++[^\W_]++)+")
 """Words joined by `_ . - / : @` (`app_main.log`, `user@host`): kept whole besides their parts.
 Run on text with its CJK blanked out; it starts only at a word's start and never backtracks
 into a word (possessive), so a scan is linear in the text."""
-_A_PART = re.compile(r"[A-Za-z0-9]+")
-_A_JOINED = re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]++(?:[_.\-/:@]++[A-Za-z0-9]++)+")
-_A_JOINER = re.compile(r"[A-Za-z0-9][_.\-/:@]+[A-Za-z0-9]")
-_A_CAMEL_EDGE = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
-"""ASCII twins of the patterns above, for the common all-ASCII text (`_ascii_terms`)."""
+_A_PART = re.compile(r"[a-z0-9]+")
+_A_JOINED = re.compile(r"(?<![a-z0-9])[a-z0-9]++(?:[_.\-/:@]++[a-z0-9]++)+")
+_A_JOINER = re.compile(r"[a-z0-9][_.\-/:@]+[a-z0-9]")
+"""ASCII twins of the patterns above, for the common all-ASCII text (`_ascii_terms`), run on
+its lowercased form (a lowercase-only class scans about twice as fast)."""
+_A_CAMEL_EDGE = re.compile(r"[A-Z](?:(?<=[a-z0-9][A-Z])|(?=[A-Z][a-z]))")
+"""An upper-case letter at a CamelCase edge (after a lower-case letter or digit, or starting
+`ABc`): it begins with the upper-case class, so a scan skips to capitals in C (~5x faster
+than trying the edge at every character)."""
 _OUTER_SPLIT = re.compile(r"[/:@]+")
 _INNER_SPLIT = re.compile(r"[.\-]+")
 _JOINERS = re.compile(r"[_.\-/:@]")
@@ -204,9 +208,28 @@ def _ascii_terms(text: str) -> list[str]:
     """`_terms` of an ASCII text (most event text), the same terms in the same order, with
     ASCII-only patterns (Unicode classes cost several times more); CamelCase words are found
     from their rare lower-to-upper edges instead of a scan of every word."""
-    stop = STOPWORDS
     low = text.lower()
+    stop = STOPWORDS
     tokens = [w for w in _A_PART.findall(low) if w not in stop]
+    tokens += _ascii_compounds(text, low)
+    return tokens
+
+
+def _ascii_counts(text: str) -> Counter[str]:
+    """`Counter(_ascii_terms(text))`, counted in C (the unit weights need no term order)."""
+    low = text.lower()
+    counts = Counter(_A_PART.findall(low))
+    for word in STOPWORDS.intersection(counts):
+        del counts[word]
+    counts.update(_ascii_compounds(text, low))
+    return counts
+
+
+def _ascii_compounds(text: str, low: str) -> list[str]:
+    """The terms of an ASCII text beyond its plain words: joined compounds with their pieces,
+    then CamelCase parts."""
+    stop = STOPWORDS
+    tokens: list[str] = []
     if _A_JOINER.search(low):
         for joined in _A_JOINED.findall(low):
             tokens.append(joined)
@@ -215,7 +238,7 @@ def _ascii_terms(text: str) -> list[str]:
         starts: set[int] = set()
         end_of_text = len(text)
         for edge in _A_CAMEL_EDGE.finditer(text):
-            start, end = edge.start(), edge.end()
+            start = end = edge.start()
             while start > 0 and text[start - 1].isalnum():
                 start -= 1
             if start in starts:
@@ -495,11 +518,13 @@ class AnalyzedDoc:
 def unit_weights(text: str) -> dict[str, int]:
     """BM25 term weights of one unit (an event or a summary), in thousandths: tf / (tf + norm)
     with the unit's own length against UNIT_AVG_TERMS."""
-    terms = _terms(text if text.isascii() else unicodedata.normalize("NFKC", text))
-    if not terms:
+    if text.isascii():
+        counts = _ascii_counts(text)
+    else:
+        counts = Counter(_terms(unicodedata.normalize("NFKC", text)))
+    if not counts:
         return {}
-    counts = Counter(terms)  # counted in C (collections is loaded by re already)
-    length = len(terms)
+    length = sum(counts.values())
     norm = BM25_K1 * (1.0 - BM25_B + BM25_B * length / UNIT_AVG_TERMS)
     return {t: round(WEIGHT_SCALE * tf / (tf + norm)) or 1 for t, tf in counts.items()}
 
