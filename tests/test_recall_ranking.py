@@ -185,3 +185,33 @@ def test_pruned_scoring_ranks_as_scoring_every_chunk() -> None:
         got = index.search(query, limit=5).results
         assert [h.chunk_id for h in got] == [cid for _, cid in expected], query
         assert [h.score for h in got] == [pytest.approx(-s) for s, _ in expected], query
+
+
+def test_the_ascii_fast_path_gives_the_general_tokenizers_terms() -> None:
+    """`_ascii_terms` (and its counting twin) are shortcuts: on any ASCII text they give the
+    terms the general (Unicode) path gives, so no text is indexed differently for being ASCII."""
+    import random
+    from collections import Counter
+
+    from core import recall as r
+
+    def general(text: str) -> list[str]:
+        low = text.lower()
+        tokens = r._tokens(low)
+        if low != text:
+            for word in r._CAMEL_WORD.findall(text):
+                parts = [p.lower() for p in r._CAMEL_PART.findall(word)]
+                if len(parts) > 1:
+                    tokens.extend(p for p in parts if p not in r.STOPWORDS)
+        return tokens
+
+    rng = random.Random(11)
+    pieces = ["a", "Z", "q", "0", "9", "_", ".", "-", "/", ":", "@", " ", "The", "in", "HTTPServer"]
+    texts = [
+        "node:internal/modules/run_main:98:5 UnicodeDecodeError in src/apply_fix.py",
+        "XMLHttpRequest parseJSON v2.3.1 user@host TKT-7-14 ABCdef aB",
+        *("".join(rng.choices(pieces, k=rng.randint(1, 16))) for _ in range(20_000)),
+    ]
+    for text in texts:
+        assert r._ascii_terms(text) == general(text), text
+        assert r._ascii_counts(text) == Counter(general(text)), text
