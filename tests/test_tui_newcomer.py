@@ -213,3 +213,24 @@ def test_cjk_wraps_between_characters_not_at_the_blank_before_them() -> None:
     assert rows[0].startswith("  - 把今天"), rows
     assert "".join(rows) == line
     assert all(cell_len(row) <= 20 for row in rows)
+
+
+async def test_what_if_placeholders_are_never_cut_off(basic: Path) -> None:
+    """At 60 columns "8 (config)" does not fit its field: the number alone is shown."""
+    app = make(basic)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("p")  # the panel first, the fields after (they get a width later)
+        await settle(app, pilot)
+        await pilot.press("w")
+        await settle(app, pilot)
+        for key in ("keep", "hot", "prompt"):
+            field = app.query_one(f"#whatif-{key}", Input)
+            assert cell_len(field.placeholder) < field.content_region.width, field.placeholder
+        assert "(confi" not in screen_text(app)
+    wide = make(basic)
+    async with wide.run_test(size=(120, 40)) as pilot:
+        await settle(wide, pilot)
+        await pilot.press("w")
+        await settle(wide, pilot)
+        assert wide.query_one("#whatif-hot", Input).placeholder.endswith("(config)")

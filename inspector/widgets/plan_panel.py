@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -151,6 +152,7 @@ class PlanPanel(Vertical):
 
     def on_resize(self) -> None:
         self.query_one("#whatif-hint", Static).display = self.size.height >= self.HINT_MIN_HEIGHT
+        self.call_after_refresh(self._fit_placeholders)  # the fields' new widths
 
     def set_defaults(
         self, keep_recent_tokens: int, hot_window_events: int, prompt_tokens: int | None
@@ -164,8 +166,17 @@ class PlanPanel(Vertical):
         if values == self._defaults:
             return
         self._defaults = values
-        for key, placeholder in values.items():
-            self.query_one(f"#whatif-{key}", Input).placeholder = placeholder
+        self._fit_placeholders()
+
+    def _fit_placeholders(self) -> None:
+        """Each value in force with where it comes from ("8 (config)"), or the number alone
+        when the field is too narrow for both (60 columns): never a cut-off "8 (confi"."""
+        for key, placeholder in self._defaults.items():
+            field = self.query_one(f"#whatif-{key}", Input)
+            room = field.content_region.width
+            if room and cell_len(placeholder) >= room:
+                placeholder = placeholder.split(" (")[0]
+            field.placeholder = placeholder
 
     @property
     def what_if(self) -> WhatIf:
@@ -226,6 +237,7 @@ class PlanPanel(Vertical):
     def focus_what_if(self) -> None:
         self.add_class("-what-if")
         self.query_one("#whatif-keep", Input).focus()
+        self.call_after_refresh(self._fit_placeholders)  # the fields have a width now
 
     def show(self, plan: CompactionPlan | None, trigger: TriggerDecision | None) -> None:
         self.query_one("#plan-body", Static).update(
