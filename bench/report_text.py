@@ -47,7 +47,8 @@ METHOD: list[str] = [
     "  once, as an installed package has it), median over 16",
     "  queries (rare words, identifiers, a path, CamelCase, Chinese, two-word phrases), one",
     "  process each; baseline: the same through `MemoryManager` with the in-memory index (it",
-    "  reads every chunk file). Warm: the same queries on one reused manager, p50. Index share of",
+    "  reads every chunk file). Warm: the same queries on one reused read-only manager, p50.",
+    "  Index share of",
     "  a pass: passes of 2,000 ~1 KB events (no-op summarizer, 1,000 chunks already indexed)",
     "  timed without the index, then the index update they call for timed alone (index.yaml's",
     "  parse cache emptied before each). Size: recall.sqlite (+ WAL) over the chunk files.",
@@ -242,36 +243,35 @@ ANALYSIS: dict[str, str] = {
         "rebuilt between queries (a file under chunks/ changed)."
     ),
     "recall_cold_ms_1k_chunks": (
-        "A fresh process spends ~37 ms importing (median of the import part in the same "
-        "children), nearly all of it the standard library `core.recall_index` needs (`re`, "
-        "`typing`, `dataclasses`, `pathlib`, `sqlite3`, `json`: ~34 ms alone on this machine); "
-        "the query itself (open, check every chunk file's stat, read the rows of its terms, "
-        "read and parse the returned chunk files) is ~15 ms. On this shared 2-core machine the "
-        "median lands between ~45 and ~55 ms from run to run. The baseline (a new manager's "
-        "in-memory index) takes seconds. Levers left: a resident recall tool (warm: a few ms), "
-        "parsing only the lines of a returned chunk that can match."
+        "A fresh process spends ~6-10 ms importing (`core.recall_index` pulls in `re`, "
+        "`sqlite3`, `unicodedata`, `heapq` and `contextlib`; no `typing`, `dataclasses`, "
+        "`pathlib` or `json` at import); the query (open, a stat of every chunk file relative "
+        "to the folder's descriptor, the rows of its terms, the returned chunk files read with "
+        "only their candidate lines parsed) is ~10-20 ms, most of it reading the returned "
+        "chunk files when the page cache does not hold them. On this shared 2-core machine the "
+        "median moves between ~19 and ~35 ms with the load; a miss is load. The baseline (a "
+        "new manager's in-memory index) takes seconds."
     ),
     "recall_p50_ms_10k_chunks": (
         "Common terms hold thousands of rows at 10,000 chunks; the scoring reads the rarest "
         "terms in full and a common term's rows only for chunks that can still reach the first "
-        "places, and counts the rest in SQLite. What is left is reading and parsing the "
-        "returned chunk files (~1-1.5 ms each; the 16 benchmark queries return more chunks "
-        "than the 64-chunk event cache holds), the per-query freshness check and, for "
-        "multi-word queries, the phrase check over the first candidates. A query of only "
-        "common words (the Chinese one) gets no pruning and sets the p90. Levers left: a "
-        "per-term maximum stored with its rows (a tighter bound), a larger event cache."
+        "places, each term bounded by its own maxima (counted with its rows in SQLite). The "
+        "returned chunks' events stay cached (20,000 events, with their folded search texts). "
+        "A query of only common words (the Chinese one) gets no pruning and sets the p90. The "
+        "median moved between ~6 and ~11 ms with the load on this shared machine; a miss is "
+        "load."
     ),
     "recall_index_share_of_pass": (
         "The update analyses every event of the new chunk in Python (tokenize, per-event BM25 "
-        "weights: ~150-250 µs per 1 KB event here) and parses index.yaml again (~0.15 s at 1,000 "
-        "entries); a pass with a no-op summarizer only moves those bytes (read, copy, fsync), so "
-        "the update costs about as much as the pass or more. Against a pass with the default "
-        "(extractive) summarizer it is ~0.3 of the pass (see the details); with an LLM "
-        "summarizer (seconds per call) it is a few percent. The update runs after the pass "
-        "commits, outside every lock, on the maintenance thread for `request_maintenance` (or "
-        "at the next recall), so no append and no prompt waits for it. Levers left: analyse the "
-        "chunk from the events the pass already holds in memory (no re-read), and a compiled "
-        "tokenizer."
+        "weights: ~80-120 µs per 1 KB event here); index.yaml is not parsed (only the entries "
+        "the pass appended), and re-reading the chunk file is ~5% of the update. A pass with a "
+        "no-op summarizer only moves bytes (read, copy, fsync), so the update costs two to "
+        "three passes. Against a pass with the default (extractive) summarizer it is ~0.2 of "
+        "the pass (see the details); with an LLM summarizer (seconds per call) a few percent. "
+        "The update runs after the pass commits, outside every lock, on the maintenance thread "
+        "for `request_maintenance` (or at the next recall), so no append and no prompt waits "
+        "for it. Reaching 0.2 against the no-op pass needs a compiled tokenizer (a native "
+        "dependency) or deferring the analysis to the first recall."
     ),
     "tui_first_paint_s_10k_chunks": (
         "The hot window itself is small on this root; what competes with the first frame is "
