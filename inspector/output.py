@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from rich import box
+from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -42,6 +43,22 @@ def make_console(file: Any = None) -> Console:
         emoji=False,
         soft_wrap=not terminal,
     )
+
+
+def elide_path(text: str, width: int) -> str:
+    """A path in at most `width` cells with its middle replaced by "…": a third for the head
+    (where it lives), the rest for the tail (which memory root it is)."""
+    if cell_len(text) <= width:
+        return text
+    width = max(2, width)
+    head = text[: max(0, (width - 1) // 3)]
+    while cell_len(head) > (width - 1) // 3:
+        head = head[:-1]
+    room = width - 1 - cell_len(head)
+    tail = text[-room:] if room else ""
+    while cell_len(tail) > room:
+        tail = tail[1:]
+    return head + "…" + tail
 
 
 def plural(count: int, word: str, words: str | None = None) -> str:
@@ -239,7 +256,18 @@ def render_status(console: Console, status: Any, manager: Any = None) -> None:
         rows.append(("", _t(("run `session-inspector repair` to rebuild it", "dim"))))
     for warning in _get(status, "warnings") or []:
         rows.append(("warning", safe_text(str(warning), "yellow", limit=400)))
+    # The root in full when it fits the value column; else its middle elided there (head and
+    # tail stay readable) and the whole path on a line of its own under the table, never
+    # wrapped inside (a terminal folds it; a pipe gets it on one line, to copy).
+    root = one_line(str(_get(status, "memory_dir") or ""), 10_000)
+    room = console.width - max(cell_len(key) for key, _ in rows) - 6
+    elided = cell_len(root) > room
+    if elided:
+        rows[0] = ("memory root", Text(elide_path(root, max(room, 12)), no_wrap=True))
     console.print(_kv_table(rows, title="Session"))
+    if elided:
+        console.print(Text.assemble(("memory root: ", "dim"), root), soft_wrap=True)
+        console.print()
 
     archives = list(_get(status, "archives") or [])
     if archives:

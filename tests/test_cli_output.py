@@ -10,7 +10,7 @@ from pathlib import Path
 
 from rich.text import Text
 
-from inspector.output import make_console, plural
+from inspector.output import elide_path, make_console, plural
 from tests.cli_util import REPO, cli_ok, json_out, run_cli
 
 
@@ -60,3 +60,31 @@ def test_recall_of_nothing_is_a_usage_error(tmp_path: Path) -> None:
         assert proc.returncode == 2
         assert "recall: give words to search for" in proc.stderr
         assert "Traceback" not in proc.stderr
+
+
+def test_status_never_cuts_off_a_long_memory_root(tmp_path: Path) -> None:
+    """Piped (80 columns): the table elides the root's middle, and the whole path follows on
+    one line of its own, so it can be copied (it used to end in "…/past/eigh…")."""
+    root = tmp_path / "a-rather-long-folder" / "to-make-the-path" / "longer-than-the-column" / "m"
+    cli_ok(root, "append", "--type", "user_input", "--text", "hello")
+    text = cli_ok(root, "status").stdout
+    assert f"memory root: {root}\n" in text, text
+    row = next(line for line in text.splitlines() if line.startswith(" memory root"))
+    assert "…" in row and row.rstrip().endswith("-column/m"), row
+
+
+def test_elide_path_keeps_head_and_tail() -> None:
+    path = "/home/someone/projects/device-agent/runs/2026-11-30/memory"
+    for width in (12, 20, 40):
+        cut = elide_path(path, width)
+        assert len(cut) == width and cut.startswith("/") and cut.endswith("memory"), cut
+    assert elide_path(path, 200) == path
+
+
+def test_import_counts_read_in_the_singular(tmp_path: Path) -> None:
+    root = tmp_path / "m"
+    cli_ok(root, "append", "--type", "user_input", "--text", "one already there")
+    sample = REPO / "tests" / "data" / "transcripts" / "openai_chat.json"
+    proc = cli_ok(root, "import", "--format", "openai", sample)
+    assert "already holds 1 event;" in proc.stderr, proc.stderr
+    assert "1 events" not in proc.stderr + proc.stdout

@@ -12,6 +12,7 @@ from rich.cells import cell_len
 from rich.text import Text
 from textual.widgets import Static
 
+from inspector.output import elide_path
 from inspector.safe_text import one_line, runs_line
 
 
@@ -74,22 +75,6 @@ def _length(pieces: list[Piece]) -> int:
     return sum(cell_len(text) for text, _ in pieces)
 
 
-def _path_cut(text: str, width: int) -> str:
-    """A path in at most `width` cells with its middle replaced by "…": a third for the head
-    (where it lives), the rest for the tail (which memory root it is)."""
-    if cell_len(text) <= width:
-        return text
-    width = max(2, width)
-    head = text[: max(0, (width - 1) // 3)]
-    while cell_len(head) > (width - 1) // 3:
-        head = head[:-1]
-    room = width - 1 - cell_len(head)
-    tail = text[-room:] if room else ""
-    while cell_len(tail) > room:
-        tail = tail[1:]
-    return head + "…" + tail
-
-
 def _mid_cut(text: str, width: int, head_share: float = 0.5) -> str:
     """`text` in at most `width` cells with its middle replaced by "…" (ids keep both ends;
     a model name keeps more of its head, `head_share`, where its family and size are)."""
@@ -133,7 +118,7 @@ def header_line1(info: HeaderInfo, width: int = WIDE) -> Text:
     def shorten_root(floor: int) -> None:
         nonlocal root
         if over() > 0:
-            root = _path_cut(root, max(min(floor, cell_len(root)), cell_len(root) - over()))
+            root = elide_path(root, max(min(floor, cell_len(root)), cell_len(root) - over()))
 
     if over() > 0:
         window = f"{_short_num(info.context_window)} tok"
@@ -156,7 +141,7 @@ def header_line1(info: HeaderInfo, width: int = WIDE) -> Text:
     if over() < 0 and model != full_model:
         model = _mid_cut(full_model, cell_len(model) - over(), MODEL_HEAD)
     if over() < 0 and root != full_root:
-        root = _path_cut(full_root, cell_len(root) - over())
+        root = elide_path(full_root, cell_len(root) - over())
     return runs_line(build())
 
 
