@@ -33,9 +33,10 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import stat
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 
-from core.errors import StoreError
+from core.errors import SessionMemoryError, StoreError
 from core.recall import (
     EventTexts,
     Part,
@@ -114,6 +115,34 @@ def _file_key_str(path: str) -> str:
     return f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
 
 
+def _read_regular(path: str, offset: int = 0) -> tuple[os.stat_result, bytes] | None:
+    """A regular file's stat and its bytes from `offset`; None when it is missing, unreadable,
+    a symlink or not a regular file (opened non-blocking: a FIFO put in its place never
+    hangs a reader)."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or offset < 0:
+            return None
+        parts: list[bytes] = []
+        at = offset
+        while True:
+            part = os.pread(fd, 1 << 20, at)
+            if not part:
+                break
+            parts.append(part)
+            at += len(part)
+        return st, b"".join(parts)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 def _first_changed(folder: str, keys: Iterable[tuple[str, str]]) -> str | None:
     """The first chunk id whose file no longer has its recorded key (None: all match). Each
     file is stat'ed relative to the folder (no path walk per file: ~2x faster at 1,000);
@@ -123,10 +152,10 @@ def _first_changed(folder: str, keys: Iterable[tuple[str, str]]) -> str | None:
     except OSError:
         return next((cid for cid, _ in keys), None)
     try:
-        stat = os.stat
+        stat_at = os.stat
         for cid, key in keys:
             try:
-                st = stat(f"{cid}.jsonl", dir_fd=fd)
+                st = stat_at(f"{cid}.jsonl", dir_fd=fd)
             except OSError:  # recorded as "" when it was missing at indexing (`_file_key_str`)
                 if key:
                     return cid
@@ -582,13 +611,11 @@ class PersistentRecallIndex:
         """Every entry of index.yaml (a full parse), and the stamp of the bytes it holds."""
         from core.chunks import read_index
 
-        try:
-            with open(self.index_yaml, "rb") as f:
-                st = os.fstat(f.fileno())
-                data = f.read()
-        except OSError:
-            return [], ""
-        entries = read_index(self.paths).entries
+        read = _read_regular(self.index_yaml)
+        entries = read_index(self.paths).entries  # its errors (not a regular file, …) stand
+        if read is None:
+            return entries, ""
+        st, data = read
         return entries, _end_stamp(st.st_ino, len(data), data[-TAIL_BYTES:])
 
     def _appended_entries(
@@ -601,15 +628,15 @@ class PersistentRecallIndex:
             return None
         try:
             ino, end, _ = index_end.split(":")
-            with open(self.index_yaml, "rb") as f:
-                st = os.fstat(f.fileno())
-                # Not grown (the same size, yet changed: rewritten in place) or shorter: the
-                # full parse decides, as the chunk catalog does.
-                if st.st_ino != int(ino) or st.st_size <= int(end) or int(end) < TAIL_BYTES:
-                    return None
-                f.seek(int(end) - TAIL_BYTES)
-                data = f.read()
-        except (OSError, ValueError):
+            read = _read_regular(self.index_yaml, int(end) - TAIL_BYTES)
+        except ValueError:
+            return None
+        if read is None:
+            return None
+        st, data = read
+        # Not grown (the same size, yet changed: rewritten in place) or shorter: the full
+        # parse decides, as the chunk catalog does.
+        if st.st_ino != int(ino) or st.st_size <= int(end) or int(end) < TAIL_BYTES:
             return None
         if _end_stamp(st.st_ino, int(end), data[:TAIL_BYTES]) != index_end:
             return None
@@ -620,7 +647,6 @@ class PersistentRecallIndex:
         from yaml import YAMLError
 
         from core.chunks import ChunkEntry
-        from core.errors import SessionMemoryError
         from core.yaml_safe import strict_load
 
         try:
@@ -761,15 +787,10 @@ def _read_chunk_at(
     it has a needle in its lowercased bytes, a byte outside ASCII (NFKC could fold it into
     a term) or a backslash (a JSON escape could hide one). A skipped line is an event
     recall would neither list nor find a phrase in, so a search's answer is the same."""
-    try:
-        fd = os.open(f"{folder}/{chunk_id}.jsonl", os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
+    read = _read_regular(f"{folder}/{chunk_id}.jsonl")
+    if read is None:  # missing, unreadable or not a regular file (a FIFO would block)
         return []
-    try:
-        with os.fdopen(fd, "rb") as f:
-            data = f.read()
-    except OSError:
-        return []
+    data = read[1]
     from json import loads
 
     events: list[Event] = []
@@ -843,7 +864,7 @@ def recall_once(
             if store.warnings:
                 return None
             return search([Part(store)], query, limit)
-    except RecallIndexUnavailable:
+    except (RecallIndexUnavailable, SessionMemoryError):  # the manager says what is wrong
         return None
     finally:
         store.close()

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -107,3 +109,32 @@ def test_the_cold_path_parses_only_lines_that_can_match_and_answers_the_same(
     assert any("ＳｃａｎＦｉｘ" in str(e.get("content")) for e in hit.events) or any(
         "scanfix.py" in str(e.get("content")) for e in hit.events
     )
+
+
+@pytest.mark.parametrize("name", ["chunk_0001.jsonl", "index.yaml"])
+def test_a_fifo_in_place_of_a_store_file_never_hangs_a_cold_recall(
+    tmp_path: Path, name: str
+) -> None:
+    """Files are opened non-blocking and must be regular: a FIFO (which would block a plain
+    open until a writer comes) is an unreadable chunk, or an index the manager must judge."""
+    root = compacted_root(tmp_path)
+    target = root / "session" / "chunks" / name
+    target.unlink()
+    os.mkfifo(target)
+    code = (
+        "import sys\n"
+        "from core.recall_index import recall_once\n"
+        "for ro in (True, False):\n"
+        "    r = recall_once(sys.argv[1], 'camera', 5, read_only=ro)\n"
+        "    print(r is None or all(h.chunk_id != 'chunk_0001' or not h.events "
+        "for h in r.results))\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code, str(root)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["True", "True"]
