@@ -9,8 +9,10 @@ disk, each beside the in-memory index as baseline.
 - `recall_cold_ms_1k_chunks`, `recall_cold_ms_10k_chunks`: a fresh process imports the
   project, opens the memory root and answers one query (timed inside the child from before the
   import to the answer; the interpreter's own start is not counted); median over the queries,
-  one process each. Baseline: the same with the in-memory index (it reads every chunk file).
-- `recall_p50_ms_10k_chunks`: warm queries at 10,000 chunks / 1M events, manager reused.
+  one process each (`recall_once` parses only the chunk lines that can hold a query term).
+  Baseline: the same with the in-memory index (it reads every chunk file).
+- `recall_p50_ms_10k_chunks`: warm queries at 10,000 chunks / 1M events, one read-only
+  manager reused (recall.sqlite opened read-only, as the CLI and a `--read-only` TUI open it).
 - `recall_index_share_of_pass`: the pass hook's time adding the new chunk to recall.sqlite
   over the pass's own time (no-op summarizer, 2,000 events of ~1 KB, 1,000 chunks indexed).
 - `recall_index_size_ratio`: recall.sqlite's size over the chunk files' size (10k fixture).
