@@ -23,6 +23,7 @@ their names and the notes say which size was measured.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -102,6 +103,7 @@ def timed_passes(root: Path, scratch_dir: Path, rep: int) -> tuple[float, float,
         parts["recall_update"] = manager.last_recall_index_ms or 0.0
     finally:
         manager.close()
+        shutil.rmtree(copy, ignore_errors=True)
     return times[0], times[1], parts
 
 
@@ -115,6 +117,7 @@ def timed_rotate(root: Path, scratch_dir: Path, rep: int) -> float:
         elapsed = time.perf_counter() - start
     finally:
         manager.close()
+        shutil.rmtree(copy, ignore_errors=True)
     if result.archive_path is None:
         raise RuntimeError("the rotation archived nothing")
     return elapsed
@@ -185,30 +188,27 @@ def disk_figures(root: Path, n_chunks: int) -> dict[str, float]:
     }
 
 
-def measure_size(
-    root: Path, n_chunks: int, scratch_dir: Path, *, pass_reps: int, cmd_reps: int
-) -> dict[str, Any]:
-    """Pass (cold and warm) and the three cold commands at one size."""
-    cold: list[float] = []
-    warm: list[float] = []
-    parts: list[dict[str, float]] = []
-    for rep in range(pass_reps):
-        c, w, p = timed_passes(root, scratch_dir / f"{n_chunks}", rep)
-        cold.append(c)
-        warm.append(w)
-        parts.append(p)
-    commands = cold_commands(root, cmd_reps)
-    return {
-        "chunks": n_chunks,
-        "archives": archives_for(n_chunks),
-        "pass_ms": median(warm) * 1000,
-        "pass_first_ms": median(cold) * 1000,
-        "pass_ms_all": [round(w * 1000, 1) for w in warm],
-        "pass_parts_ms": {
-            k: round(median([p.get(k, 0.0) for p in parts]), 1) for k in sorted(parts[0])
-        },
-        **{f"{name}_cold_ms": ms for name, ms in commands.items()},
-    }
+def measure_passes(
+    roots: dict[int, Path], scratch_dir: Path, reps: int
+) -> dict[int, dict[str, Any]]:
+    """Pass figures at every size; the sizes take turns within each repetition, so a slow
+    spell of the shared machine falls on all of them rather than on one."""
+    got: dict[int, list[tuple[float, float, dict[str, float]]]] = {n: [] for n in roots}
+    for rep in range(reps):
+        for n, root in roots.items():
+            got[n].append(timed_passes(root, scratch_dir / f"{n}", rep))
+    out: dict[int, dict[str, Any]] = {}
+    for n, runs in got.items():
+        parts = [p for _, _, p in runs]
+        out[n] = {
+            "pass_ms": median([w for _, w, _ in runs]) * 1000,
+            "pass_first_ms": median([c for c, _, _ in runs]) * 1000,
+            "pass_ms_all": [round(w * 1000, 1) for _, w, _ in runs],
+            "pass_parts_ms": {
+                k: round(median([p.get(k, 0.0) for p in parts]), 1) for k in sorted(parts[0])
+            },
+        }
+    return out
 
 
 def run(quick: bool) -> Outcome:
@@ -223,8 +223,17 @@ def run(quick: bool) -> Outcome:
     curve: list[dict[str, Any]] = []
     rotate_ms: dict[int, float] = {}
     with scratch("scale") as tmp:
+        passes = measure_passes(roots, tmp, pass_reps)
         for n, root in roots.items():
-            curve.append(measure_size(root, n, tmp, pass_reps=pass_reps, cmd_reps=cmd_reps))
+            commands = cold_commands(root, cmd_reps)
+            curve.append(
+                {
+                    "chunks": n,
+                    "archives": archives_for(n),
+                    **passes[n],
+                    **{f"{name}_cold_ms": ms for name, ms in commands.items()},
+                }
+            )
         for n in (BASELINE_CHUNKS, main):
             rotate_ms[n] = (
                 median([timed_rotate(roots[n], tmp / f"r{n}", rep) for rep in range(rotate_reps)])
