@@ -146,16 +146,28 @@ SCALE_TEXT: list[str] = [
 PROFILE_TEXT: list[str] = [
     "One project turn of the peer comparison (`begin_run`, `commit_run`, waiting for the",
     "background pass, `build_prompt`) at a session of 10,000 messages, under cProfile: the",
-    "calling thread and, separately, the maintenance threads that run the passes (a pass every",
-    "~40 messages). Cumulative and own time are per turn; the profiler roughly doubles the",
-    "time of Python-heavy code, so read the shares, not the absolute figures.",
+    "calling thread and, separately, the maintenance threads that run the passes",
+    "(`commit_run` starts one every turn; most find nothing to compact, one in ~40 messages",
+    "compacts). Cumulative and own time are per turn; the profiler roughly doubles the time",
+    "of Python-heavy code, so read the shares, not the absolute figures.",
+    "",
+    "How to read it: `commit_run` writes state.json atomically, fsyncs included",
+    "(`_write_state_file`, `posix.fsync`: the durability the default `run` mode promises at",
+    "the end of a run), starting a maintenance thread costs a few milliseconds",
+    "(`threading.start`), and the wait for the pass is mostly lock acquisition (the session",
+    "and maintenance locks, `filelock`), recovery checks and re-parsing the hot window",
+    "(`read_pinned`, `parse_event_lines`), plus path checks (`ensure_inside_root`,",
+    "`_resolved`). Nothing in the list reads the chunks, so the turn does not grow with",
+    "history; the peer keeps its list in memory and writes nothing. Levers: one long-lived",
+    "maintenance thread instead of one per turn, no pass at all while the trigger's running",
+    "estimate cannot fire (no snapshot, no lock), the root's paths resolved once.",
     "",
 ]
 
 _COLD_FLOOR = (
     "The root is not what costs the time: the same command on the 10-chunk baseline root "
     "takes nearly as long (see the growth table). The floor is the CLI's start: `python -c "
-    "pass` is ~30 ms here, but a command imports `core.manager` and everything it reaches "
+    "pass` is ~10–30 ms here, but a command imports `core.manager` and everything it reaches "
     "(core.catalog, core.summaries, core.store, core.recall, core.planner, yaml; "
     "`core.summarizer` brings urllib and http.client for its OpenAI backend) and builds the "
     "whole argument parser, whose help texts import `inspector.demo` (the scenarios) and "
