@@ -349,18 +349,31 @@ def list_chunk_files(paths: MemoryPaths, warnings: list[str] | None = None) -> l
     return _jsonl_ids(paths, paths.chunks_dir, "chunk", warnings)
 
 
-def chunk_file_names(paths: MemoryPaths) -> set[str]:
+def chunk_file_names(paths: MemoryPaths, not_regular: set[str] | None = None) -> set[str]:
     """The stems of `chunks/*.jsonl`, from one listing (no stat, no id check): what is cheap
-    to compare with the index's ids at 10,000 chunks. `list_chunk_files` is the checked list."""
+    to compare with the index's ids at 10,000 chunks. `list_chunk_files` is the checked list.
+
+    With `not_regular`, the stems whose entry is no regular file (a FIFO, a folder) are put
+    there instead: the directory entry's type says so without a stat, and status must warn
+    about a chunk that cannot be recalled from."""
     folder = paths.chunks_dir
     paths.ensure_inside_root(folder)
+    names: set[str] = set()
     try:
-        names = os.listdir(folder)
+        with os.scandir(folder) as listing:
+            for entry in listing:
+                name = entry.name
+                if not name.endswith(".jsonl") or name.startswith("."):
+                    continue
+                if not_regular is not None and not entry.is_file():
+                    not_regular.add(name[:-6])
+                else:
+                    names.add(name[:-6])
     except FileNotFoundError:
         return set()
     except OSError as exc:
         raise StoreError(f"cannot list {folder}: {_reason(exc)}") from exc
-    return {n[:-6] for n in names if n.endswith(".jsonl") and not n.startswith(".")}
+    return names
 
 
 def _jsonl_ids(

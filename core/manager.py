@@ -688,9 +688,15 @@ class MemoryManager:
             read = read_catalog(self.paths)
             chunk_count = len(read)
             warnings.extend(read.warnings)
-            on_disk = chunk_file_names(self.paths)
+            not_regular: set[str] = set()
+            on_disk = chunk_file_names(self.paths, not_regular)
             for chunk_id in read.chunk_ids():
-                if chunk_id not in on_disk:
+                if chunk_id in not_regular:
+                    warnings.append(
+                        f"{self.paths.chunk_file(chunk_id)}: not a regular file; "
+                        "its events cannot be recalled"
+                    )
+                elif chunk_id not in on_disk:
                     chunk_file = self.paths.chunk_file(chunk_id)
                     warnings.append(
                         f"{chunk_file}: listed in {self.paths.index} but missing; "
