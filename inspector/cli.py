@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import importlib.util
 import json
 import os
@@ -51,6 +52,40 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message} (see `{self.prog} --help`)")
+
+    def format_help(self) -> str:
+        """The demo's scenario list is filled in only when help is shown: building it imports
+        the scenarios, which every other command would pay for at start-up."""
+        if self.description and _SCENARIOS_PLACEHOLDER in self.description:
+            self.description = self.description.replace(_SCENARIOS_PLACEHOLDER, _scenario_help())
+        return super().format_help()
+
+
+_SCENARIOS_PLACEHOLDER = "\x00scenarios\x00"
+
+
+class _LazyNames(Sequence[str]):
+    """argparse `choices` read from a module only when a command or its help needs them, so
+    `status` does not import the demo scenarios or the transcript importers to start."""
+
+    def __init__(self, module: str, attribute: str) -> None:
+        self._where = (module, attribute)
+        self._names: list[str] | None = None
+
+    def _load(self) -> list[str]:
+        if self._names is None:
+            module = importlib.import_module(self._where[0])
+            self._names = list(getattr(module, self._where[1]))
+        return self._names
+
+    def __getitem__(self, index: int) -> str:  # type: ignore[override]
+        return self._load()[index]
+
+    def __len__(self) -> int:
+        return len(self._load())
+
+    def __contains__(self, value: object) -> bool:
+        return value in self._load()
 
 
 def _scenario_help() -> str:
@@ -188,7 +223,7 @@ def _commands() -> list[tuple[str, str, str]]:
             "Create a demo memory root (a fresh folder it names, unless --memory-dir gives a\n"
             "new or empty one), play a scripted device agent into it with the real runtime API,\n"
             "and open the TUI on it. Small thresholds make compactions happen within a minute.\n"
-            f"\nscenarios (--scenario):\n{_scenario_help()}\n\n"
+            f"\nscenarios (--scenario):\n{_SCENARIOS_PLACEHOLDER}\n\n"
             "examples:\n"
             f"  {PROG} demo\n"
             f"  {PROG} demo --scenario cjk --no-tui --json\n",
@@ -303,9 +338,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--poll", action="store_true", default=argparse.SUPPRESS)
 
     p = parsers["demo"]
-    from inspector.demo.scenarios import DEFAULT_SCENARIO, SCENARIOS
-
-    p.add_argument("--scenario", choices=list(SCENARIOS), default=DEFAULT_SCENARIO)
+    p.add_argument(
+        "--scenario",
+        choices=_LazyNames("inspector.demo.scenarios", "SCENARIOS"),
+        default=None,
+        metavar="NAME",
+        help="one of: %(choices)s (default tour; listed above)",
+    )
     p.add_argument("--no-tui", action="store_true", help="play to the end and exit")
     p.add_argument(
         "--speed",
@@ -353,11 +392,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--system", required=True, metavar="S", help="the system prompt")
     p.add_argument("--task", required=True, metavar="T", help="the current task")
 
-    from core.importers import FORMATS
-
     p = parsers["import"]
     p.add_argument("file", metavar="FILE", help="the transcript to read")
-    p.add_argument("--format", required=True, choices=list(FORMATS), help="the transcript's format")
+    p.add_argument(
+        "--format",
+        required=True,
+        choices=_LazyNames("core.importers", "FORMATS"),
+        metavar="FORMAT",
+        help="the transcript's format: %(choices)s",
+    )
     p.add_argument(
         "--replay",
         action="store_true",
@@ -776,8 +819,11 @@ def _demo_root(ctx: Context) -> tuple[Path, bool]:
 def cmd_demo(ctx: Context) -> int:
     from core.manager import MemoryManager
     from inspector.demo import DemoPlayer, demo_config, write_demo_config
+    from inspector.demo.scenarios import DEFAULT_SCENARIO
 
     args = ctx.args
+    if args.scenario is None:
+        args.scenario = DEFAULT_SCENARIO
     if not args.no_tui:
         run_app = _run_app_or_fail()
     config = ctx.config() if getattr(args, "config", None) else demo_config()
