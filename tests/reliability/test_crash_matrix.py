@@ -7,12 +7,13 @@ reaching every compacted event."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from core.atomic import TEMP_NAME_RE
-from core.faults import EXTRA_FAULT_POINTS
+from core.faults import EXTRA_FAULT_POINTS, FAULT_POINTS
 from core.manager import MemoryManager
 from core.summaries import render_summary
 from tests.memory_invariants import (
@@ -31,6 +32,8 @@ PASS_POINTS = [
     "after_summaries_write",
     "after_state_write",
     "between_pending_deletes",
+    "during_index_append",
+    "after_index_append",
 ]
 RECOVERY_POINTS = ["recovery_after_chunk_write", "recovery_after_index_write"]
 ROTATION_POINTS = ["before_rotation_rename", "after_rotation_session_created"]
@@ -39,6 +42,23 @@ ROTATION_POINTS = ["before_rotation_rename", "after_rotation_session_created"]
 def test_every_extra_point_is_exercised_here() -> None:
     covered = {*PASS_POINTS, *RECOVERY_POINTS, *ROTATION_POINTS, "during_index_rebuild"}
     assert covered == set(EXTRA_FAULT_POINTS)
+
+
+def test_every_fault_point_in_core_is_listed() -> None:
+    """A point the code calls but neither list names is never crashed at by any test."""
+    core = Path(__file__).resolve().parents[2] / "core"
+    called = {
+        name
+        for source in core.rglob("*.py")
+        for name in re.findall(
+            r"(?:fault_point|_fault_wanted)\(\s*\"([a-z_]+)\"", source.read_text("utf-8")
+        )
+    }
+    assert called, "no fault point found: the scan is out of date"
+    assert called <= {*FAULT_POINTS, *EXTRA_FAULT_POINTS}, called - {
+        *FAULT_POINTS,
+        *EXTRA_FAULT_POINTS,
+    }
 
 
 def error_code_query(event: dict[str, object]) -> str:
