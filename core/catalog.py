@@ -476,6 +476,14 @@ def _parse_tail(
     return out
 
 
+def _closed(data: bytes) -> bool:
+    """index.yaml ends with a `...` document-end line (written after a `|+` summary by
+    versions before the fix, with a catalog that took it for appendable): an entry appended
+    after it would make the file unreadable, so the next pass writes the file whole. (A
+    parse of the text finds no writer's layout there: `_segments` refuses column-0 text.)"""
+    return data.endswith(b"\n...\n") or data.endswith(b"\n...")
+
+
 def _stat(path: Path) -> os.stat_result | None:
     try:
         return os.stat(path, follow_symlinks=False)
@@ -555,13 +563,15 @@ def _read_catalog(paths: MemoryPaths, *, write: bool) -> Catalog:
         # inode; growing or shrinking is trusted only in the same file.
         if (ino != st.st_ino and not exact) or entry.end > st.st_size:
             continue
-        if _tail_digest(_pread(path, max(0, entry.end - TAIL_BYTES), entry.end)) != tail:
+        tail_bytes = _pread(path, max(0, entry.end - TAIL_BYTES), entry.end)
+        if _tail_digest(tail_bytes) != tail:
             continue
         kept = CatalogEntries([*lines[:k], entry], ids)
         if exact:
             if k != len(lines) - 1 and write:
                 _rewrite(paths, kept, st)
-            return Catalog(paths, kept, exists=True, appendable=True, size=st.st_size)
+            appendable = not _closed(tail_bytes)
+            return Catalog(paths, kept, exists=True, appendable=appendable, size=st.st_size)
         if entry.end == st.st_size and k == len(lines) - 1:
             break  # the same size, another mtime: rewritten in place, not appended to
         data = read_bytes_no_symlink(path)

@@ -244,9 +244,18 @@ class _IndexDumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: igno
         return True
 
 
+_LINE_BREAKS = "\n\x85\u2028\u2029"
+
+
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    """A `|` block scalar for multi-line text, except text ending in more than one line
+    break: that needs keep-chomping (`|+`), after which the emitter closes the document
+    with a `...` line, and an entry written or appended after it makes index.yaml
+    unreadable. Such text is double-quoted instead (the same string read back)."""
     if "\n" in value:
-        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
+        keeps = value[-1] in _LINE_BREAKS and (len(value) == 1 or value[-2] in _LINE_BREAKS)
+        style = '"' if keeps else "|"
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
     return dumper.represent_scalar("tag:yaml.org,2002:str", value)
 
 
