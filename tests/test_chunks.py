@@ -24,7 +24,7 @@ from core.chunks import (
 )
 from core.errors import ChunkIdError, IndexCorruptError, StoreError
 from core.paths import MemoryPaths, validate_chunk_id
-from tests.test_store import HOSTILE_IDS
+from tests.helpers.hostile import HOSTILE_IDS
 
 
 @pytest.fixture

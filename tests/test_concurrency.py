@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -17,8 +15,8 @@ import pytest
 from core.config import CompactionConfig
 from core.manager import MemoryManager
 from tests.memory_invariants import assert_each_once, indexed_chunk_ids
+from tests.mm_child_run import spawn_mm_child
 
-CHILD = Path(__file__).with_name("mm_child.py")
 CONFIG: dict[str, Any] = {
     "count_compress_after_events": 20,
     "hot_window_events": 5,
@@ -26,16 +24,9 @@ CONFIG: dict[str, Any] = {
 }
 
 
-def spawn(root: Path, *args: str, config: dict[str, Any] = CONFIG) -> subprocess.Popen[str]:
-    """tests/mm_child.py running one command on `root` with `config` (no fault point)."""
-    env = {k: v for k, v in os.environ.items() if k != "SESSION_MEMORY_FAULT"}
-    return subprocess.Popen(
-        [sys.executable, str(CHILD), str(root), json.dumps(config), *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
+def spawn(root: Path, *args: str) -> subprocess.Popen[str]:
+    """tests/mm_child.py running one command on `root` with this module's CONFIG."""
+    return spawn_mm_child(root, CONFIG, *args)
 
 
 def finish(proc: subprocess.Popen[str], timeout: float = 120) -> Any:

@@ -4,66 +4,24 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from core.config import CompactionConfig
 from core.faults import FAULT_POINTS
 from core.manager import MemoryManager
+from tests.helpers.memory import SMALL, fill, run_child
 from tests.memory_invariants import assert_each_once, indexed_chunk_ids, stored_id_counts
-from tests.mm_child_run import run_mm_child
 
-CONFIG: dict[str, Any] = {
-    "count_compress_after_events": 8,
-    "hot_window_events": 3,
-    "keep_recent_tokens": 100_000,
-    "summary_max_chunks": 2,
-}
 PASS_POINTS = [p for p in FAULT_POINTS if p != "during_rotation"]
-
-
-def run_child(root: Path, *args: str, fault: str | None = None) -> subprocess.CompletedProcess[str]:
-    return run_mm_child(root, CONFIG, *args, fault=fault)
-
-
-def fill(mm: MemoryManager, turns: int, start: int = 0) -> list[str]:
-    ids: list[str] = []
-    for n in range(start, start + turns):
-        ids.append(
-            mm.begin_run(f"turn {n}: open the camera app and record the error code E{n}")["id"]
-        )
-        ids.append(
-            mm.append(
-                {
-                    "type": "tool_call",
-                    "name": "shell",
-                    "tool_call_id": f"k{n}",
-                    "arguments": {"n": n},
-                }
-            )["id"]
-        )
-        ids.append(
-            mm.append(
-                {
-                    "type": "tool_result",
-                    "name": "shell",
-                    "tool_call_id": f"k{n}",
-                    "content": f"E{n}",
-                }
-            )["id"]
-        )
-        ids.append(mm.append({"type": "assistant_output", "content": f"recorded E{n}"})["id"])
-    return ids
 
 
 @pytest.mark.parametrize("point", PASS_POINTS)
 @pytest.mark.parametrize("recover_with", ["pass", "repair"])
 def test_crash_at_fault_point_then_recovery(tmp_path: Path, point: str, recover_with: str) -> None:
     root = tmp_path / "memory"
-    mm = MemoryManager(root, CompactionConfig(**CONFIG))
+    mm = MemoryManager(root, CompactionConfig(**SMALL))
     ids = fill(mm, 4)
     if point != "after_pending_write":
         # one clean compaction first, so the crash happens with history already indexed
@@ -107,7 +65,7 @@ def test_crash_at_fault_point_then_recovery(tmp_path: Path, point: str, recover_
 
 def test_crash_during_rotation_then_next_session_starts(tmp_path: Path) -> None:
     root = tmp_path / "memory"
-    mm = MemoryManager(root, CompactionConfig(**CONFIG))
+    mm = MemoryManager(root, CompactionConfig(**SMALL))
     ids = fill(mm, 2)
     crashed = run_child(root, "rotate", fault="during_rotation")
     assert crashed.returncode == 99, crashed.stderr
@@ -124,7 +82,7 @@ def test_crash_during_rotation_then_next_session_starts(tmp_path: Path) -> None:
 def test_rotate_with_no_session_reports_null(tmp_path: Path) -> None:
     root = tmp_path / "memory"
     root.mkdir()
-    mm = MemoryManager(root, CompactionConfig(**CONFIG))
+    mm = MemoryManager(root, CompactionConfig(**SMALL))
     result = mm.rotate()
     assert result.closed_session_id is None and result.archive_path is None
     assert (root / "session" / "events.jsonl").read_bytes() == b""
@@ -134,7 +92,7 @@ def test_orphan_chunk_file_is_reconciled(tmp_path: Path) -> None:
     """A chunk file nobody indexed, whose events are gone from the hot window, is indexed;
     one whose events are all still hot is dropped (they are not lost: they are hot)."""
     root = tmp_path / "memory"
-    mm = MemoryManager(root, CompactionConfig(**CONFIG))
+    mm = MemoryManager(root, CompactionConfig(**SMALL))
     ids = fill(mm, 3)
     chunks = root / "session" / "chunks"
     chunks.mkdir(parents=True, exist_ok=True)

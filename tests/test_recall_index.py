@@ -10,74 +10,22 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from core.config import CompactionConfig
 from core.manager import MemoryManager
-from core.recall import RecallResult
-from core.recall_index import INDEX_FILE
-from tests.mm_child_run import CHILD, run_mm_child
-
-CONFIG: dict[str, Any] = {
-    "count_compress_after_events": 8,
-    "hot_window_events": 3,
-    "keep_recent_tokens": 100_000,
-    "summary_max_chunks": 2,
-}
-QUERIES = ["module_3.py", "TKT-1", "camera error", "ticket", "module_0.py camera", "E5"]
-
-
-def config() -> CompactionConfig:
-    return CompactionConfig(**CONFIG)
-
-
-def fill(mm: MemoryManager, turns: int, start: int = 0) -> None:
-    for n in range(start, start + turns):
-        mm.begin_run(f"turn {n}: ticket TKT-{n} about the camera error E{n}")
-        mm.append({"type": "tool_call", "name": "shell", "tool_call_id": f"k{n}", "arguments": {}})
-        mm.append(
-            {
-                "type": "tool_result",
-                "name": "shell",
-                "tool_call_id": f"k{n}",
-                "content": f"Traceback in src/module_{n}.py: camera busy",
-            }
-        )
-        mm.commit_run(f"logged TKT-{n}")
-        mm.wait_for_maintenance()
-
-
-def compacted_root(tmp_path: Path, passes: int = 3) -> Path:
-    root = tmp_path / "m"
-    mm = MemoryManager(root, config())
-    for p in range(passes):
-        fill(mm, 3, start=3 * p)
-        assert mm.save(force=True).compacted
-    mm.close()
-    return root
-
-
-def in_memory(root: Path, query: str, limit: int = 5, **kw: Any) -> RecallResult:
-    mm = MemoryManager(root, config(), read_only=True)
-    mm.persistent_recall = False
-    return mm.recall(query, limit=limit, **kw)
-
-
-def assert_same_as_in_memory(root: Path, **kw: Any) -> None:
-    for q in QUERIES:
-        fresh = MemoryManager(root, config(), read_only=True)
-        assert fresh.recall(q, limit=10, **kw) == in_memory(root, q, limit=10, **kw), q
-
-
-def index_file(root: Path, session: str = "session") -> Path:
-    return root / session / "chunks" / INDEX_FILE
-
-
-def indexed_ids(path: Path) -> list[str]:
-    with sqlite3.connect(path) as conn:
-        return [r[0] for r in conn.execute("SELECT chunk_id FROM chunks ORDER BY no")]
+from tests.helpers.memory import SMALL, run_child
+from tests.helpers.recall import (
+    QUERIES,
+    assert_same_as_in_memory,
+    compacted_root,
+    config,
+    fill,
+    in_memory,
+    index_file,
+    indexed_ids,
+)
+from tests.mm_child_run import CHILD
 
 
 def test_pass_writes_the_index_and_a_fresh_process_reads_no_chunk_file(
@@ -171,10 +119,6 @@ def test_an_unusable_index_falls_back_to_memory_with_a_warning(tmp_path: Path) -
     assert fresh.recall_warnings and str(path) in fresh.recall_warnings[0]
 
 
-def run_child(root: Path, *args: str, fault: str | None = None) -> subprocess.CompletedProcess[str]:
-    return run_mm_child(root, CONFIG, *args, fault=fault)
-
-
 @pytest.mark.parametrize("fault", ["after_chunk_write", "after_index_write"])
 def test_crash_between_chunk_write_and_index_update(tmp_path: Path, fault: str) -> None:
     """The pass dies before its hook: the next recall brings the index up to date, and a
@@ -238,7 +182,7 @@ def test_recall_during_passes_of_another_process(tmp_path: Path) -> None:
     fill(mm, 12, start=20)
     mm.close()
     child = subprocess.Popen(
-        [sys.executable, str(CHILD), str(root), json.dumps(CONFIG), "saves", "4"],
+        [sys.executable, str(CHILD), str(root), json.dumps(SMALL), "saves", "4"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -15,7 +15,7 @@ import pytest
 
 from core.manager import MemoryManager
 from core.recall_index import recall_once
-from tests.test_recall_index import QUERIES, compacted_root, config, fill, in_memory, index_file
+from tests.helpers.recall import QUERIES, compacted_root, config, fill, in_memory, index_file
 
 
 def snapshot(root: Path) -> dict[str, bytes]:

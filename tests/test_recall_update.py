@@ -13,7 +13,7 @@ from core.chunks import read_index, write_index
 from core.manager import MemoryManager
 from core.paths import MemoryPaths
 from core.recall_index import PersistentRecallIndex, read_chunk_file
-from tests.test_recall_index import QUERIES, compacted_root, config, fill, in_memory
+from tests.helpers.recall import QUERIES, compacted_root, config, fill, in_memory
 
 
 def pass_without_hook(root: Path, start: int) -> None:

@@ -26,22 +26,7 @@ from core.store import (
     new_session_id,
     parse_event_lines,
 )
-
-HOSTILE_IDS: list[object] = [
-    "/etc/passwd",
-    "..",
-    ".",
-    "a/b",
-    "a\\b",
-    "x\x00y",
-    "a" * 10_000,
-    ".hidden",
-    "ok\n",
-    "",
-    " chunk",
-    None,
-    5,
-]
+from tests.helpers.hostile import HOSTILE_IDS
 
 
 def _store(tmp_path: Path, **kw: Any) -> SessionStore:

@@ -8,25 +8,13 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import yaml
 
-from core.config import CompactionConfig
 from core.manager import MemoryManager
-from tests.test_crash_recovery import fill
+from tests.helpers.memory import SMALL, fill, small_config
 
 REPO = Path(__file__).resolve().parents[2]
-SMALL: dict[str, Any] = {
-    "count_compress_after_events": 8,
-    "hot_window_events": 3,
-    "keep_recent_tokens": 100_000,
-    "summary_max_chunks": 2,
-}
-
-
-def small_config(**changes: Any) -> CompactionConfig:
-    return CompactionConfig(**{**SMALL, **changes})
 
 
 def write_small_config(root: Path) -> Path:

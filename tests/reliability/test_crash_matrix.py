@@ -16,6 +16,7 @@ from core.atomic import TEMP_NAME_RE
 from core.faults import EXTRA_FAULT_POINTS, FAULT_POINTS
 from core.manager import MemoryManager
 from core.summaries import render_summary
+from tests.helpers.memory import fill, run_child
 from tests.memory_invariants import (
     assert_each_once,
     assert_recall_finds,
@@ -23,7 +24,6 @@ from tests.memory_invariants import (
     indexed_chunk_ids,
 )
 from tests.reliability._support import three_chunks
-from tests.test_crash_recovery import fill, run_child
 
 PASS_POINTS = [
     "between_pending_writes",

@@ -23,6 +23,7 @@ import pytest
 from core.atomic import TEMP_NAME_RE
 from core.errors import StoreError
 from core.manager import MemoryManager
+from tests.helpers.memory import fill
 from tests.memory_invariants import assert_each_once, read_jsonl
 from tests.reliability._support import (
     assert_clean_failure,
@@ -32,7 +33,6 @@ from tests.reliability._support import (
     three_chunks,
     write_small_config,
 )
-from tests.test_crash_recovery import fill
 
 
 def session_files(root: Path) -> dict[str, bytes]:

@@ -17,13 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from core.config import CompactionConfig
 from core.manager import MemoryManager
 from inspector.cli import main as cli_main
+from tests.helpers.memory import fill, run_child
 from tests.memory_invariants import assert_each_once
 from tests.reliability._support import small_config, write_small_config
-from tests.test_crash_recovery import CONFIG as CRASH_CONFIG
-from tests.test_crash_recovery import fill, run_child
 
 
 class SyncModel:
@@ -135,7 +133,7 @@ def test_a_pass_cut_off_between_its_index_and_its_chunk_file_loses_nothing(
     folder once after both: a power cut can keep the index and lose the chunk file. The
     pending evidence (deleted only after that sync) must then become the chunk again."""
     root = tmp_path / "memory"
-    mm = MemoryManager(root, CompactionConfig(**CRASH_CONFIG))
+    mm = MemoryManager(root, small_config())
     ids = fill(mm, 4)
     assert mm.save().compacted
     ids += fill(mm, 3, start=4)

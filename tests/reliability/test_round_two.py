@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from core.atomic import TEMP_NAME_RE
-from core.config import CompactionConfig
 from core.errors import StoreError
 from core.manager import MemoryManager
+from tests.helpers.memory import fill, run_child, small_config
 from tests.memory_invariants import assert_each_once
 from tests.reliability._support import (
     REPO,
@@ -27,8 +27,6 @@ from tests.reliability._support import (
     seeded_root,
     write_small_config,
 )
-from tests.test_crash_recovery import CONFIG as CRASH_CONFIG
-from tests.test_crash_recovery import fill, run_child
 
 HANG = 60.0
 """Seconds a command may take before the test calls it hung (they take about one)."""
@@ -183,7 +181,7 @@ def test_rotation_while_a_pass_runs_recovers_a_crashed_pass_in_the_archive(
     """A pass died at after_events_replace (its events only in chunks/pending/); a rotation
     taken while another process holds the maintenance slot must not archive them unindexed."""
     root = tmp_path / "memory"
-    mm = MemoryManager(root, CompactionConfig(**CRASH_CONFIG))
+    mm = MemoryManager(root, small_config())
     ids = fill(mm, 4)
     assert mm.save().compacted
     ids += fill(mm, 3, start=4)
@@ -203,7 +201,7 @@ def test_repair_recovers_what_a_crash_left_in_an_archive(tmp_path: Path) -> None
     """An archive rotated by an older version (or a rotation that died after its rename) may
     hold pending evidence: `repair` indexes it."""
     root = tmp_path / "memory"
-    mm = MemoryManager(root, CompactionConfig(**CRASH_CONFIG))
+    mm = MemoryManager(root, small_config())
     ids = fill(mm, 4)
     assert mm.save().compacted
     ids += fill(mm, 3, start=4)

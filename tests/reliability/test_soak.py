@@ -21,8 +21,8 @@ from tests.memory_invariants import (
     compacted_events,
     session_dirs,
 )
+from tests.mm_child_run import spawn_mm_child
 from tests.reliability._support import SMALL, small_config
-from tests.test_concurrency import spawn
 
 CONFIG: dict[str, Any] = {**SMALL, "count_compress_after_events": 40, "hot_window_events": 10}
 
@@ -37,9 +37,11 @@ def result_of(proc: subprocess.Popen[str], seconds: float) -> dict[str, Any]:
 def soak(tmp_path: Path, seconds: float, writers: int = 3, maintainers: int = 2) -> dict[str, Any]:
     root = tmp_path / "memory"
     duration = f"{seconds:g}"
-    procs = [spawn(root, "soak-write", f"w{i}", duration, config=CONFIG) for i in range(writers)]
-    procs += [spawn(root, "soak-maintain", duration, f"{seconds / 2:g}", config=CONFIG)]
-    procs += [spawn(root, "soak-maintain", duration, config=CONFIG) for _ in range(maintainers - 1)]
+    procs = [spawn_mm_child(root, CONFIG, "soak-write", f"w{i}", duration) for i in range(writers)]
+    procs += [spawn_mm_child(root, CONFIG, "soak-maintain", duration, f"{seconds / 2:g}")]
+    procs += [
+        spawn_mm_child(root, CONFIG, "soak-maintain", duration) for _ in range(maintainers - 1)
+    ]
     results = [result_of(p, seconds) for p in procs]
     written, maintained = results[:writers], results[writers:]
     ids = [i for r in written for i in r["ids"]]
