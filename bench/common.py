@@ -122,7 +122,7 @@ def make_events(n: int, *, prefix: str, size: int = 1000, seed: int = 7) -> list
 
 def events_bytes(events: Sequence[Event]) -> bytes:
     """events.jsonl bytes exactly as the store writes them."""
-    from core.store import serialize_event
+    from core.jsonl import serialize_event
 
     return b"".join(serialize_event(e) for e in events)
 

@@ -6,7 +6,7 @@ waits 1 s. The baseline is the same pass on the same store with the session lock
 start to end, summarizing included: the one-phase design the two-phase pass replaces.
 
 The lock hold is measured by wrapping the session lock's process-level acquire/release (a
-bench-only patch of `core.store._ProcessLock`): from the moment the flock is taken to the
+bench-only patch of `core.locks.ProcessLock`): from the moment the flock is taken to the
 moment it is released, for every hold a pass makes.
 """
 
@@ -31,7 +31,7 @@ from bench.common import (
     scratch,
     write_session,
 )
-from core import store as store_module
+from core import locks as lock_module
 from core.config import CompactionConfig
 from core.events import Event
 from core.manager import MemoryManager
@@ -55,7 +55,7 @@ class SleepSummarizer:
 @contextlib.contextmanager
 def lock_holds(lock_path: Path) -> Iterator[list[float]]:
     """Record how long each hold of the session lock at `lock_path` lasts, in seconds."""
-    cls = store_module._ProcessLock
+    cls = lock_module.ProcessLock
     orig_acquire, orig_release = cls.acquire, cls.release
     holds: list[float] = []
     started: dict[int, float] = {}

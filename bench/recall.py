@@ -38,9 +38,10 @@ from typing import Any
 from bench.common import ROOT, Outcome, median, percentile, python_env, scratch
 from core.chunks import ChunkEntry, write_index
 from core.config import CompactionConfig
+from core.jsonl import serialize_event
 from core.manager import MemoryManager
 from core.recall_index import index_path
-from core.store import SessionStore, serialize_event
+from core.store import SessionStore
 
 CACHE = Path("/tmp/bench-cache")
 FIXTURE_VERSION = "v1"

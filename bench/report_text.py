@@ -23,7 +23,7 @@ METHOD: list[str] = [
     "  baseline is the same pass on the same store with the session lock held from start to",
     "  end (`with store.lock(): manager.save()`), i.e. a one-phase design.",
     "- **lock hold**: the session lock's process-level acquire/release is wrapped (a bench-only",
-    "  patch of `core.store._ProcessLock`); every hold of every pass is recorded, 10 passes",
+    "  patch of `core.locks.ProcessLock`); every hold of every pass is recorded, 10 passes",
     "  (3 with --quick) each over a fresh 10k-event window; p99 of the holds.",
     "- **pass** (`bench/passes.py`): `MemoryManager.save()` with a no-op summarizer on N events,",
     "  default config (count trigger, the token path keeps the newest ~20k tokens, so nearly all",

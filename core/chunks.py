@@ -26,9 +26,9 @@ from core.atomic import atomic_write_bytes, fsync_dir, read_bytes_no_symlink
 from core.errors import BadInputError, IndexCorruptError, SessionMemoryError, StoreError
 from core.events import Event
 from core.faults import fault_point
+from core.jsonl import CorruptLine, parse_event_lines, serialize_event
 from core.paths import CHUNK_ID_MAX_LEN, CHUNK_ID_RE, MemoryPaths, validate_chunk_id
 from core.scrub import strip_screenshot_data
-from core.store import CorruptLine, parse_event_lines, serialize_event
 from core.yaml_safe import strict_load
 
 INDEX_VERSION = 1

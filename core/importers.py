@@ -28,7 +28,7 @@ from typing import Any
 
 from core.errors import BadInputError, EventError
 from core.events import validate_event
-from core.store import serialize_event
+from core.jsonl import serialize_event
 
 FORMATS: tuple[str, ...] = ("pi", "openai", "mini-swe-agent")
 

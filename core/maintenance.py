@@ -64,10 +64,13 @@ from core.config import CompactionConfig
 from core.errors import ChunkIdError, SessionMemoryError, StoreError
 from core.events import Event, new_event_id, now_ts
 from core.faults import fault_point
+from core.jsonl import serialize_event
 from core.paths import CHUNK_ID_RE, MemoryPaths
 from core.planner import CompactionPlan, plan_compaction
 from core.scrub import strip_screenshot_data
-from core.store import EventsSnapshot, SessionState, SessionStore, serialize_event
+from core.snapshot import EventsSnapshot
+from core.state import SessionState
+from core.store import SessionStore
 from core.summaries import (
     ARCHIVE_TITLE,
     archive_entry_bytes,

@@ -30,6 +30,7 @@ from core.config import CompactionConfig, load_config
 from core.errors import IndexCorruptError, SessionMemoryError, StoreError
 from core.events import Event, make_event
 from core.faults import fault_point
+from core.jsonl import parse_event_lines
 from core.maintenance import (
     PassResult,
     maintenance_slot,
@@ -46,7 +47,8 @@ from core.reader import EventTail
 from core.recall import AnalyzedDoc, Part, RecallDoc, RecallIndex, RecallResult, analyze, search
 from core.recall_index import PersistentRecallIndex, RecallIndexUnavailable
 from core.rotation import RotationResult, recover_archive, rotate
-from core.store import SessionState, SessionStore, parse_event_lines
+from core.state import SessionState
+from core.store import SessionStore
 from core.summarizer import Summarizer, make_summarizer
 from core.trigger import TriggerDecision
 

@@ -3,7 +3,7 @@
 `EventTail.poll()` reads only the bytes appended since the previous poll, so a viewer of a
 large session costs nothing per refresh. A compaction or rotation rewrites the file (new inode,
 shorter file, different first line): that is reported as `reset` and the file is read again
-from the start. Parsing is `core.store.parse_event_lines`, the same parser the store uses.
+from the start. Parsing is `core.jsonl.parse_event_lines`, the same parser the store uses.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import BinaryIO
 from core.atomic import open_no_symlink
 from core.errors import StoreError
 from core.events import Event
-from core.store import parse_event_lines
+from core.jsonl import parse_event_lines
 from core.tokens import estimate_event_tokens
 
 RAW_KEEP_BYTES = 64 * 1024

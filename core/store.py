@@ -14,20 +14,13 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import hashlib
 import json
-import math
 import os
-import secrets
 import threading
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, fields
-from datetime import UTC, datetime
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
-
-import filelock
 
 from core.atomic import (
     atomic_write_bytes,
@@ -37,503 +30,30 @@ from core.atomic import (
     stage_bytes,
     write_all,
 )
-from core.errors import (
-    BadInputError,
-    EventError,
-    LockTimeoutError,
-    StoreError,
-)
+from core.errors import BadInputError, StoreError
 from core.events import Event, new_event_id, now_ts, validate_event
-from core.paths import MemoryPaths, validate_chunk_id
+from core.jsonl import CorruptLine, classify_line, parse_event_lines, serialize_event
+from core.locks import process_lock
+from core.paths import MemoryPaths
 from core.scrub import strip_screenshot_data
+from core.snapshot import (
+    EventsSnapshot,
+    PinnedEvents,
+    empty_snapshot,
+    new_digest,
+    pin_file,
+    read_pinned,
+    still_prefix,
+)
+from core.state import MAX_PROMPT_TOKENS, SessionState, StateCorruptError, file_stamp
 from core.tokens import estimate_event_tokens
-from core.trigger import PromptSize, prompt_size
 
 DURABILITY_MODES = ("run", "always", "relaxed")
 """When appends reach the disk (the config's `durability`; see SessionStore)."""
 
-MAX_PROMPT_TOKENS = 10**12
-"""Largest prompt size kept (a sanity cap: larger is a bug upstream, and would overflow floats)."""
-
-MAX_EVENT_BYTES = 8 * 1024 * 1024
-"""Largest serialized event line (without its newline) that is appended or read as an event."""
-
-_LOCK_POLL_SECONDS = 0.002
-_DIGEST_SIZE = 32
-_READ_BLOCK = 1 << 20
-
 
 def _reason(exc: OSError) -> str:
     return exc.strerror or str(exc)
-
-
-def _digest() -> Any:
-    return hashlib.blake2b(digest_size=_DIGEST_SIZE)
-
-
-def _file_stamp() -> str:
-    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-
-
-def new_session_id() -> str:
-    """`s-<UTC time>-<6 hex>`: sortable, unique, and a valid folder name for the archive."""
-    return f"s-{_file_stamp()}-{secrets.token_hex(3)}"
-
-
-# --------------------------------------------------------------------------- state.json
-
-
-class StateCorruptError(StoreError):
-    """state.json was read but its content is not a state (moved aside by the next writer)."""
-
-
-@dataclass
-class SessionState:
-    """state.json. Keys this version does not know are kept in `extra` and written back."""
-
-    session_id: str
-    created_at: str
-    model: str | None = None
-    last_prompt_tokens: int | None = None
-    """The trigger's base figure: the latest recorded provider size, or a pass's reset estimate."""
-    prompt_tokens_source: str | None = None
-    """`recorded` (a provider figure) or `estimated` (a pass's reset); None in older files."""
-    prompt_tokens_after_event_id: str | None = None
-    """Id of the last event in events.jsonl when the figure was set (None: the file was empty).
-    Events after it are added to the figure by estimate (contract §5, Prompt size)."""
-    prompt_tokens_anchored: bool = False
-    """Whether `prompt_tokens_after_event_id` was written (older files have no anchor)."""
-    run_started_at: str | None = None
-    last_event_at: str | None = None
-    counters: dict[str, int] = field(default_factory=dict)
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def fresh(cls) -> SessionState:
-        return cls(session_id=new_session_id(), created_at=now_ts())
-
-    @property
-    def ever_recorded(self) -> bool:
-        """Whether a provider prompt size was ever recorded in this session (an older file
-        with a figure and no source counts as recorded)."""
-        if self.counters.get("prompt_tokens_recorded", 0) > 0:
-            return True
-        return self.prompt_tokens_source is None and self.last_prompt_tokens is not None
-
-    def prompt_size(self, event_ids: Sequence[object], tokens: Sequence[int]) -> PromptSize:
-        """The trigger's prompt size over the hot window `event_ids`/`tokens` (contract §5)."""
-        return prompt_size(
-            base=self.last_prompt_tokens,
-            base_source=self.prompt_tokens_source,
-            anchored=self.prompt_tokens_anchored,
-            after_event_id=self.prompt_tokens_after_event_id,
-            ever_recorded=self.ever_recorded,
-            event_ids=event_ids,
-            tokens=tokens,
-        )
-
-    def reset_prompt_tokens(self, estimate: int, last_event_id: str | None) -> None:
-        """After a pass: the new hot window plus summary.md, by estimate, anchored at the new
-        window's last event so later appends grow it again (contract §5)."""
-        self.last_prompt_tokens = estimate
-        self.prompt_tokens_source = "estimated"
-        self.prompt_tokens_after_event_id = last_event_id
-        self.prompt_tokens_anchored = True
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = dict(self.extra)
-        out.update(
-            session_id=self.session_id,
-            created_at=self.created_at,
-            model=self.model,
-            last_prompt_tokens=self.last_prompt_tokens,
-            prompt_tokens_source=self.prompt_tokens_source,
-            run_started_at=self.run_started_at,
-            last_event_at=self.last_event_at,
-            counters=dict(self.counters),
-        )
-        if self.prompt_tokens_anchored:
-            out["prompt_tokens_after_event_id"] = self.prompt_tokens_after_event_id
-        return out
-
-    @classmethod
-    def from_json(cls, obj: object, where: str) -> SessionState:
-        """Raise StoreError naming `where` when required fields are missing or mistyped."""
-        if not isinstance(obj, dict):
-            raise StoreError(f"{where}: state must be a JSON object, got {type(obj).__name__}")
-        sid = obj.get("session_id")
-        try:
-            validate_chunk_id(sid)
-        except BadInputError as exc:
-            raise StoreError(f"{where}: bad session_id ({exc})") from exc
-        created = obj.get("created_at")
-        if not isinstance(created, str):
-            raise StoreError(f"{where}: created_at must be a string")
-        for key in (
-            "model",
-            "run_started_at",
-            "last_event_at",
-            "prompt_tokens_source",
-            "prompt_tokens_after_event_id",
-        ):
-            if obj.get(key) is not None and not isinstance(obj[key], str):
-                raise StoreError(f"{where}: {key} must be a string or null")
-        lpt = obj.get("last_prompt_tokens")
-        if lpt is not None and (
-            not isinstance(lpt, int) or isinstance(lpt, bool) or not 0 <= lpt <= MAX_PROMPT_TOKENS
-        ):
-            raise StoreError(
-                f"{where}: last_prompt_tokens must be an integer from 0 to {MAX_PROMPT_TOKENS} "
-                "or null"
-            )
-        raw_counters = obj.get("counters") or {}
-        if not isinstance(raw_counters, dict):
-            raise StoreError(f"{where}: counters must be an object")
-        counters = {
-            str(k): v
-            for k, v in raw_counters.items()
-            if isinstance(v, int) and not isinstance(v, bool)
-        }
-        known = {f.name for f in fields(cls)} - {"extra", "prompt_tokens_anchored"}
-        assert isinstance(sid, str)
-        return cls(
-            session_id=sid,
-            created_at=created,
-            model=obj.get("model"),
-            last_prompt_tokens=lpt,
-            prompt_tokens_source=obj.get("prompt_tokens_source"),
-            prompt_tokens_after_event_id=obj.get("prompt_tokens_after_event_id"),
-            prompt_tokens_anchored="prompt_tokens_after_event_id" in obj,
-            run_started_at=obj.get("run_started_at"),
-            last_event_at=obj.get("last_event_at"),
-            counters=counters,
-            extra={k: v for k, v in obj.items() if k not in known},
-        )
-
-
-# --------------------------------------------------------------------------- parsing
-
-
-@dataclass(frozen=True)
-class CorruptLine:
-    """A line of a .jsonl file that is not an event, kept byte for byte."""
-
-    line_no: int
-    offset: int
-    raw: bytes
-    error: str
-
-
-@dataclass(frozen=True, slots=True)
-class ParsedLine:
-    """One non-blank line: `event` when it parsed, else `error` and the verbatim `raw` bytes."""
-
-    line_no: int
-    offset: int
-    length: int
-    event: Event | None
-    error: str | None
-    raw: bytes
-
-
-@dataclass
-class ParsedLines:
-    """`consumed` bytes were parsed into `lines`; `tail` is an unterminated rest (final=False).
-
-    `events` and `corrupt` are the good and the bad lines of `lines`, in file order.
-    """
-
-    lines: list[ParsedLine]
-    consumed: int
-    tail: bytes
-    next_line: int
-    events: list[Event] = field(default_factory=list)
-    corrupt: list[CorruptLine] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        if not self.events and not self.corrupt:
-            for p in self.lines:
-                if p.event is not None:
-                    self.events.append(p.event)
-                elif p.error is not None:
-                    self.corrupt.append(CorruptLine(p.line_no, p.offset, p.raw, p.error))
-
-
-def _reject_constant(name: str) -> float:
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def _finite_float(text: str) -> float:
-    """A line holding NaN or an overflowing number could never be written back (JSON has no
-    such values), so it would block every pass: it is a corrupt line instead."""
-    value = float(text)
-    if math.isinf(value):
-        raise ValueError(f"number {text[:40]} is out of range")
-    return value
-
-
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
-"""One decoder for every line: `json.loads` with hooks builds a new decoder and scanner per
-call, which was a fifth of the time a pass spent parsing."""
-
-
-def _classify(raw: bytes) -> tuple[Event | None, str | None]:
-    if len(raw) > MAX_EVENT_BYTES:
-        return None, f"line of {len(raw)} bytes exceeds the {MAX_EVENT_BYTES}-byte limit"
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return None, f"not valid UTF-8 (byte {exc.start})"
-    try:
-        obj = _DECODER.decode(text)
-    except json.JSONDecodeError as exc:
-        return None, f"not valid JSON ({exc.msg} at column {exc.colno})"
-    except ValueError as exc:
-        return None, f"not valid JSON ({exc})"
-    except RecursionError:
-        return None, "not valid JSON (nested too deeply)"
-    if not isinstance(obj, dict):
-        return None, f"not a JSON object (a JSON {type(obj).__name__})"
-    return obj, None
-
-
-def parse_event_lines(
-    data: bytes, *, base_offset: int = 0, base_line: int = 1, final: bool
-) -> ParsedLines:
-    """Split .jsonl bytes into events and corrupt lines; never raises on bad data.
-
-    Blank lines are skipped (they hold nothing). An unterminated last line is returned as
-    `tail` unless `final`, in which case it is a corrupt line (a writer stopped mid-line).
-    """
-    lines: list[ParsedLine] = []
-    pos = 0
-    end_of_data = len(data)
-    line_no = base_line
-    while pos < end_of_data:
-        nl = data.find(b"\n", pos)
-        if nl < 0:
-            if not final:
-                break
-            raw = data[pos:]
-            if raw.strip():
-                lines.append(
-                    ParsedLine(
-                        line_no,
-                        base_offset + pos,
-                        len(raw),
-                        None,
-                        "unterminated last line (a writer stopped mid-line)",
-                        raw,
-                    )
-                )
-            pos = end_of_data
-            line_no += 1
-            break
-        raw = data[pos:nl]
-        if raw.strip():
-            event, error = _classify(raw)
-            lines.append(
-                ParsedLine(
-                    line_no,
-                    base_offset + pos,
-                    nl + 1 - pos,
-                    event,
-                    error,
-                    b"" if error is None else raw,
-                )
-            )
-        pos = nl + 1
-        line_no += 1
-    return ParsedLines(lines=lines, consumed=pos, tail=data[pos:], next_line=line_no)
-
-
-_LINE_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-"""Built once (as `_DECODER`): every append and every pass writes lines through it."""
-
-
-def serialize_event(event: Mapping[str, Any], where: str = "event") -> bytes:
-    """One compact JSON line with its newline; EventError when it cannot be stored.
-
-    UTF-8 is kept as is; a lone surrogate (from a JSON `\\ud800` escape) falls back to ASCII
-    escapes for that line so the event is still written, losslessly.
-    """
-    try:
-        text = _LINE_ENCODER.encode(event)
-    except (TypeError, ValueError, RecursionError) as exc:
-        raise EventError(f"{where}: cannot be written as JSON ({exc})") from exc
-    try:
-        data = text.encode("utf-8")
-    except UnicodeEncodeError:
-        data = json.dumps(event, separators=(",", ":"), allow_nan=False).encode("ascii")
-    if len(data) > MAX_EVENT_BYTES:
-        raise EventError(
-            f"{where}: serialized event is {len(data)} bytes, over the {MAX_EVENT_BYTES}-byte limit"
-        )
-    return data + b"\n"
-
-
-@dataclass
-class EventsSnapshot:
-    """events.jsonl at one moment: what a compaction pass plans on and later checks against."""
-
-    events: list[Event]
-    tokens: list[int]
-    corrupt: list[CorruptLine]
-    size: int
-    inode: int
-    digest: bytes
-    partial_tail: bytes = b""
-    next_line: int = 1
-    """Line number the first line after `size` bytes has (for parsing appended bytes)."""
-    pinned: PinnedEvents | None = None
-    """Set by `read_pinned`: the open file the snapshot was read from (see PinnedEvents)."""
-    end_digest: bytes = b""
-    """Digest of the last END_CHECK_BYTES bytes of the snapshot (with `pinned`)."""
-    raw: bytes = b""
-    """The bytes the events were parsed from (with `pinned`), so their lines can be copied
-    verbatim instead of serialized again."""
-    spans: list[tuple[int, int]] | None = None
-    """For each event, (offset, length) of its line in `raw`, newline included."""
-
-    def lines_of(self, indices: Sequence[int]) -> bytes | None:
-        """The stored lines of these events as they are in `raw`; None when any of them
-        would be written differently (a screenshot payload still to scrub) or there is no
-        `raw`: then serialize the events instead."""
-        if self.spans is None:
-            return None
-        raw, spans, events = self.raw, self.spans, self.events
-        parts: list[bytes] = []
-        for i in indices:
-            event = events[i]
-            if event.get("type") == "tool_result" and strip_screenshot_data(event) is not event:
-                return None
-            offset, length = spans[i]
-            parts.append(raw[offset : offset + length])
-        return b"".join(parts)
-
-    @property
-    def event_count(self) -> int:
-        return len(self.events)
-
-    def close(self) -> None:
-        """Release the pinned file, if any (the snapshot stays usable as data)."""
-        if self.pinned is not None:
-            self.pinned.close()
-
-
-END_CHECK_BYTES = 64 * 1024
-
-
-@dataclass
-class PinnedEvents:
-    """events.jsonl held open at a size taken under the lock.
-
-    While the descriptor is open its inode cannot be freed, so it cannot be reused: at commit,
-    "the path still names this inode" proves no rewrite (every rewrite is an atomic replace,
-    a new inode), and a digest of the snapshot's last bytes catches an in-place truncate and
-    rewrite. That makes the pass's prefix check O(1) instead of hashing the whole snapshot
-    under the lock, and lets the snapshot itself be read and parsed without the lock.
-    """
-
-    fd: int
-    size: int
-    device: int
-    inode: int
-
-    def close(self) -> None:
-        if self.fd >= 0:
-            with contextlib.suppress(OSError):
-                os.close(self.fd)
-            self.fd = -1
-
-
-def _empty_snapshot() -> EventsSnapshot:
-    return EventsSnapshot([], [], [], 0, 0, _digest().digest())
-
-
-# --------------------------------------------------------------------------- the lock
-
-
-class _ProcessLock:
-    """One per lock file per process: a thread RLock in front of a flock.
-
-    Threads of one process queue on the RLock (re-entrant for the owner); only the owning
-    thread at depth 0 touches the file lock, so filelock's own thread semantics never matter.
-    """
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._rlock = threading.RLock()
-        self._depth = 0
-        self._owner: int | None = None
-        self._file = filelock.FileLock(
-            str(path), thread_local=False, poll_interval=_LOCK_POLL_SECONDS
-        )
-
-    def held_by_me(self) -> bool:
-        return self._owner == threading.get_ident()
-
-    def acquire(self, timeout: float, *, blocking: bool = True) -> bool:
-        start = time.monotonic()
-        if not self._rlock.acquire(blocking, timeout if blocking else -1):
-            if not blocking:
-                return False
-            raise LockTimeoutError(
-                f"could not lock {self.path} within {timeout} s: "
-                "another thread of this process holds it"
-            )
-        try:
-            if self._depth == 0:
-                remaining = max(0.0, timeout - (time.monotonic() - start)) if blocking else 0.0
-                try:
-                    self._file.acquire(timeout=remaining)
-                except filelock.Timeout:
-                    if not blocking:
-                        self._rlock.release()
-                        return False
-                    raise LockTimeoutError(
-                        f"could not lock {self.path} within {timeout} s: another process holds it"
-                    ) from None
-                except OSError as exc:
-                    raise StoreError(f"cannot lock {self.path}: {_reason(exc)}") from exc
-                self._owner = threading.get_ident()
-            self._depth += 1
-        except BaseException:
-            self._rlock.release()
-            raise
-        return True
-
-    def release(self) -> None:
-        self._depth -= 1
-        try:
-            if self._depth == 0:
-                self._owner = None
-                self._file.release()
-        finally:
-            self._rlock.release()
-
-
-_LOCKS: dict[str, _ProcessLock] = {}
-_LOCKS_GUARD = threading.Lock()
-
-
-def _process_lock(path: Path) -> _ProcessLock:
-    key = os.path.realpath(path)
-    with _LOCKS_GUARD:
-        lock = _LOCKS.get(key)
-        if lock is None:
-            lock = _LOCKS[key] = _ProcessLock(path)
-        return lock
-
-
-def _forget_locks_in_child() -> None:
-    """A forked child holds none of its parent's locks."""
-    global _LOCKS_GUARD
-    _LOCKS.clear()
-    _LOCKS_GUARD = threading.Lock()
-
-
-os.register_at_fork(after_in_child=_forget_locks_in_child)
 
 
 # --------------------------------------------------------------------------- the store
@@ -566,7 +86,7 @@ class SessionStore:
         self._unsynced = False
         self._flush_timer: threading.Timer | None = None
         self._flush_guard = threading.Lock()
-        self._lock = _process_lock(self.paths.lock)
+        self._lock = process_lock(self.paths.lock)
         # Appends since this store last wrote state.json, folded in at the next state write
         # (keeps state.json out of the append path); tied to the session they happened in.
         self._delta_session: str | None = None
@@ -601,7 +121,7 @@ class SessionStore:
     @contextlib.contextmanager
     def maintenance_lock(self) -> Iterator[bool]:
         """`M/.maintenance.lock` without waiting (contract §8); yields whether it was taken."""
-        lock = _process_lock(self.paths.maintenance_lock)
+        lock = process_lock(self.paths.maintenance_lock)
         got = lock.acquire(0.0, blocking=False)
         try:
             yield got
@@ -668,10 +188,10 @@ class SessionStore:
         return state
 
     def _move_aside(self, path: Path) -> Path:
-        aside = path.with_name(f"{path.name}.corrupt-{_file_stamp()}")
+        aside = path.with_name(f"{path.name}.corrupt-{file_stamp()}")
         n = 2
         while aside.exists():
-            aside = path.with_name(f"{path.name}.corrupt-{_file_stamp()}-{n}")
+            aside = path.with_name(f"{path.name}.corrupt-{file_stamp()}-{n}")
             n += 1
         try:
             os.replace(path, aside)
@@ -814,7 +334,7 @@ class SessionStore:
                 for raw in reversed(whole):
                     if not raw.strip():
                         continue
-                    event, _error = _classify(raw)
+                    event, _error = classify_line(raw)
                     if event is not None:
                         eid = event.get("id")
                         return eid if isinstance(eid, str) else None
@@ -964,12 +484,12 @@ class SessionStore:
                 inode = os.fstat(fh.fileno()).st_ino
                 data = fh.read()
         except FileNotFoundError:
-            return _empty_snapshot()
+            return empty_snapshot()
         except OSError as exc:
             raise StoreError(f"cannot read {path}: {_reason(exc)}") from exc
         parsed = parse_event_lines(data, final=locked)
         events = parsed.events
-        digest = _digest()
+        digest = new_digest()
         digest.update(memoryview(data)[: parsed.consumed])
         return EventsSnapshot(
             events=events,
@@ -990,19 +510,7 @@ class SessionStore:
         """
         self._require_lock("pin_events")
         self.paths.ensure_inside_root()
-        path = self.paths.events
-        try:
-            fd = open_no_symlink(path, os.O_RDONLY)
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            raise StoreError(f"cannot read {path}: {_reason(exc)}") from exc
-        try:
-            st = os.fstat(fd)
-        except OSError as exc:
-            os.close(fd)
-            raise StoreError(f"cannot read {path}: {_reason(exc)}") from exc
-        return PinnedEvents(fd=fd, size=st.st_size, device=st.st_dev, inode=st.st_ino)
+        return pin_file(self.paths.events)
 
     def read_pinned(self, pinned: PinnedEvents) -> EventsSnapshot:
         """Parse the pinned bytes (no lock needed) into a snapshot that keeps the pin.
@@ -1010,51 +518,7 @@ class SessionStore:
         As with `read_events(locked=True)`, an unterminated last line is corrupt: under the lock
         it can only be a crashed writer's leftover. The caller closes the snapshot.
         """
-        path = self.paths.events
-        try:
-            data = _pread_all(pinned.fd, pinned.size, 0)
-        except OSError as exc:
-            raise StoreError(f"cannot read {path}: {_reason(exc)}") from exc
-        parsed = parse_event_lines(data, final=True)
-        events = parsed.events
-        spans = [(p.offset, p.length) for p in parsed.lines if p.event is not None]
-        end = data[max(0, parsed.consumed - END_CHECK_BYTES) : parsed.consumed]
-        return EventsSnapshot(
-            events=events,
-            tokens=[estimate_event_tokens(e) for e in events],
-            corrupt=parsed.corrupt,
-            size=parsed.consumed,
-            inode=pinned.inode,
-            digest=b"",
-            partial_tail=parsed.tail,
-            next_line=parsed.next_line,
-            pinned=pinned,
-            end_digest=hashlib.blake2b(end, digest_size=_DIGEST_SIZE).digest(),
-            raw=data,
-            spans=spans,
-        )
-
-    def _pinned_still_prefix(self, snap: EventsSnapshot, pin: PinnedEvents) -> tuple[bool, bytes]:
-        path = self.paths.events
-        try:
-            fd = open_no_symlink(path, os.O_RDONLY)
-        except FileNotFoundError:
-            return False, b""
-        except OSError as exc:
-            raise StoreError(f"cannot read {path}: {_reason(exc)}") from exc
-        try:
-            st = os.fstat(fd)
-            if (st.st_dev, st.st_ino) != (pin.device, pin.inode) or st.st_size < snap.size:
-                return False, b""
-            start = max(0, snap.size - END_CHECK_BYTES)
-            end = _pread_all(fd, snap.size - start, start)
-            if hashlib.blake2b(end, digest_size=_DIGEST_SIZE).digest() != snap.end_digest:
-                return False, b""
-            return True, _pread_all(fd, st.st_size - snap.size, snap.size)
-        except OSError as exc:
-            raise StoreError(f"cannot read {path}: {_reason(exc)}") from exc
-        finally:
-            os.close(fd)
+        return read_pinned(self.paths.events, pinned)
 
     def snapshot_still_prefix(self, snap: EventsSnapshot) -> tuple[bool, bytes]:
         """Whether events.jsonl still begins with `snap`'s bytes, and what was appended since.
@@ -1064,28 +528,7 @@ class SessionStore:
         (`read_pinned`), which keeps its inode from being reused. Caller holds the lock.
         """
         self._require_lock("snapshot_still_prefix")
-        if snap.pinned is not None and snap.pinned.fd >= 0:
-            return self._pinned_still_prefix(snap, snap.pinned)
-        path = self.paths.events
-        try:
-            with os.fdopen(open_no_symlink(path, os.O_RDONLY), "rb") as fh:
-                if os.fstat(fh.fileno()).st_size < snap.size:
-                    return False, b""
-                digest = _digest()
-                left = snap.size
-                while left:
-                    block = fh.read(min(left, _READ_BLOCK))
-                    if not block:
-                        return False, b""
-                    digest.update(block)
-                    left -= len(block)
-                if digest.digest() != snap.digest:
-                    return False, b""
-                return True, fh.read()
-        except FileNotFoundError:
-            return snap.size == 0, b""
-        except OSError as exc:
-            raise StoreError(f"cannot read {path}: {_reason(exc)}") from exc
+        return still_prefix(self.paths.events, snap)
 
     def quarantine(self, lines: Sequence[CorruptLine], *, source: str | None = None) -> int:
         """Append corrupt lines verbatim to corrupt.jsonl (fsynced); returns how many.
@@ -1225,32 +668,4 @@ def _datasync(fd: int) -> None:
     sync(fd)
 
 
-def _pread_all(fd: int, length: int, offset: int) -> bytes:
-    """Exactly `length` bytes at `offset` (fewer only at end of file)."""
-    parts: list[bytes] = []
-    while length > 0:
-        block = os.pread(fd, min(length, 1 << 30), offset)
-        if not block:
-            break
-        parts.append(block)
-        offset += len(block)
-        length -= len(block)
-    return parts[0] if len(parts) == 1 else b"".join(parts)
-
-
-__all__ = [
-    "DURABILITY_MODES",
-    "END_CHECK_BYTES",
-    "MAX_EVENT_BYTES",
-    "CorruptLine",
-    "EventsSnapshot",
-    "ParsedLine",
-    "ParsedLines",
-    "PinnedEvents",
-    "SessionState",
-    "SessionStore",
-    "StateCorruptError",
-    "new_session_id",
-    "parse_event_lines",
-    "serialize_event",
-]
+__all__ = ["DURABILITY_MODES", "SessionStore"]

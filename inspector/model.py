@@ -34,10 +34,11 @@ from core.atomic import open_no_symlink
 from core.chunks import list_pending
 from core.errors import IndexCorruptError, SessionMemoryError
 from core.events import CutClass, Event, cut_class, is_synthetic
+from core.jsonl import parse_event_lines
 from core.manager import ArchiveInfo, MemoryManager
 from core.planner import CompactionPlan, PlannerConfig, plan_compaction
 from core.reader import EventTail
-from core.store import SessionState, parse_event_lines
+from core.state import SessionState
 from core.tokens import content_text, estimate_event_tokens
 from core.trigger import PromptSize, prompt_size
 from inspector.archive_catalog import list_archives_light

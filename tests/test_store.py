@@ -17,15 +17,11 @@ import core.atomic
 from core.atomic import atomic_write_bytes, atomic_write_text
 from core.chunks import write_index
 from core.errors import ChunkIdError, EventError, LockTimeoutError, StoreError
+from core.jsonl import MAX_EVENT_BYTES, parse_event_lines
 from core.paths import MemoryPaths, validate_chunk_id
-from core.store import (
-    MAX_EVENT_BYTES,
-    EventsSnapshot,
-    SessionState,
-    SessionStore,
-    new_session_id,
-    parse_event_lines,
-)
+from core.snapshot import EventsSnapshot
+from core.state import SessionState, new_session_id
+from core.store import SessionStore
 from tests.helpers.hostile import HOSTILE_IDS
 
 

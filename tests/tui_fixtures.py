@@ -17,7 +17,7 @@ from typing import Any
 from core.chunks import read_index, write_index
 from core.config import CompactionConfig
 from core.manager import MemoryManager
-from core.store import SessionState
+from core.state import SessionState
 
 FIXED_SESSION = "s-20260101T100000Z-f1x3d0"
 FIXED_CREATED = "2026-01-01T10:00:00.000Z"

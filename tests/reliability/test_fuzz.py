@@ -21,11 +21,12 @@ from hypothesis import strategies as st
 from core.chunks import read_index
 from core.errors import SessionMemoryError
 from core.events import KNOWN_TYPES
+from core.jsonl import parse_event_lines
 from core.manager import MemoryManager
 from core.paths import MemoryPaths
 from core.planner import plan_compaction
 from core.reader import EventTail
-from core.store import SessionStore, parse_event_lines
+from core.store import SessionStore
 from core.summaries import parse_summary_md
 from tests.reliability._support import small_config
 
