@@ -167,15 +167,15 @@ PROFILE_TEXT: list[str] = [
 _COLD_FLOOR = (
     "The root is not what costs the time: the same command on the 10-chunk baseline root "
     "takes nearly as long (see the growth table). The floor is the CLI's start: `python -c "
-    "pass` is ~10–30 ms here, but a command imports `core.manager` and everything it reaches "
-    "(core.catalog, core.summaries, core.store, core.recall, core.planner, yaml; "
-    "`core.summarizer` brings urllib and http.client for its OpenAI backend) and builds the "
-    "whole argument parser, whose help texts import `inspector.demo` (the scenarios) and "
-    "`core.importers`: ~0.3–0.5 s of imports on this shared 2-core machine under load "
-    "(`python -X importtime -m inspector … plan`). Levers, in inspector/cli.py and core/: build "
-    "only the chosen subcommand's parser, import demo, importers, the summarizer's HTTP "
-    "client and the planner only where used, and keep `status`'s import set to the store and "
-    "the catalog."
+    "pass` is ~10–30 ms here, but every command imports `core.manager` and everything it "
+    "reaches (core.catalog, core.summaries, core.maintenance, core.store, core.recall, "
+    "core.planner, yaml; `core.summarizer` brings urllib and http.client for its OpenAI "
+    "backend): ~0.2–0.4 s of imports on this shared 2-core machine, more under load "
+    "(`python -X importtime -m inspector … plan`). The demo scenarios and transcript formats "
+    "are already loaded only when their command needs them. Levers, in core/ and "
+    "inspector/cli.py: import the summarizer's HTTP client, the planner, recall and the "
+    "maintenance pass only where used, so `status`, `plan` and `prompt` import the store, "
+    "the catalog and what they read; or a resident process for frequent callers."
 )
 
 ANALYSIS: dict[str, str] = {
