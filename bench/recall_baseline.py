@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from core.errors import BadInputError
 from core.events import Event
-from core.tokens import content_text
+from core.text import content_text
 
 Source = Literal["active", "pending"]
 SOURCES: frozenset[str] = frozenset({"active", "pending"})

@@ -8,7 +8,7 @@ from enum import StrEnum
 from typing import Any
 
 from core.errors import EventError
-from core.tokens import compact_json
+from core.text import compact_json
 
 Event = dict[str, Any]
 """One line of events.jsonl. Known fields: id, type, role, content, ts, name, tool_call_id,

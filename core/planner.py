@@ -38,7 +38,8 @@ from enum import StrEnum
 from typing import Any, Literal, Protocol
 
 from core.events import KNOWN_TYPES, CutClass, Event, cut_class, is_ambient, is_synthetic
-from core.tokens import compact_json, estimate_event_tokens
+from core.text import compact_json
+from core.tokens import estimate_event_tokens
 
 PathName = Literal["token", "count"]
 Span = tuple[int, int]

@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from core.events import Event, events_to_messages
-from core.tokens import EVENT_OVERHEAD_TOKENS, compact_json, estimate_tokens
+from core.text import compact_json
+from core.tokens import EVENT_OVERHEAD_TOKENS, estimate_tokens
 
 
 def build_prompt_messages(

@@ -40,6 +40,7 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 
 from core.errors import BadInputError
+from core.text import CJK_LETTERS, content_text
 
 TYPE_CHECKING = False  # a cold recall (core.recall_index.recall_once) imports neither typing
 if TYPE_CHECKING:  # nor dataclasses, the event model or the token estimate
@@ -68,10 +69,6 @@ MAX_MATCHED_EVENTS = 20
 PHRASE_WINDOW = 5
 """Candidates (beyond the limit, at least this many) checked for a verbatim phrase."""
 
-_CJK = (
-    "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
-    "\u3040-\u30ff\u31f0-\u31ff\u1100-\u11ff\u3130-\u318f\uac00-\ud7af"
-)
 _CJK_RUNS: list[re.Pattern[str]] = []
 
 
@@ -79,7 +76,7 @@ def _cjk_run() -> re.Pattern[str]:
     """A run of CJK characters: compiled on first use (~2 ms: the ranges reach past the
     BMP), which ASCII-only queries and texts never need."""
     if not _CJK_RUNS:
-        _CJK_RUNS.append(re.compile(f"[{_CJK}]+"))
+        _CJK_RUNS.append(re.compile(f"[{CJK_LETTERS}]+"))
     return _CJK_RUNS[0]
 
 
@@ -323,16 +320,6 @@ def query_terms(query: str) -> QueryTerms:
         if " " in phrase and _tokens(phrase):
             phrases.append(phrase)
     return QueryTerms(weights, tuple(dict.fromkeys(phrases)))
-
-
-def content_text(value: Any) -> str:
-    """`core.tokens.content_text` (a string as is, anything else as compact JSON), here so a
-    cold recall does not import the token estimate."""
-    if isinstance(value, str):
-        return value
-    import json
-
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def event_search_text(event: Event) -> str:

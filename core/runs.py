@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from core.events import Event, is_synthetic
-from core.tokens import compact_json
+from core.text import compact_json
 
 ActionKind = Literal["edit", "command", "read", "other"]
 

@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from core.events import Event
-from core.tokens import compact_json
+from core.text import compact_json
 
 SCREENSHOT_NAME = "screenshot"
 IMAGE_METADATA_KEYS = frozenset({"width", "height", "format"})

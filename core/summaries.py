@@ -49,8 +49,8 @@ from core.runs import (
     SPLIT_TURN_MARKER,
     one_line,
 )
-from core.summarizer import fit_tokens, shorten
-from core.tokens import estimate_tokens
+from core.text import shorten
+from core.tokens import estimate_tokens, fit_tokens
 
 TITLE = "# Session History (compressed chunks)"
 ROLLING_HEADING = "## Rolling Summary"

@@ -39,7 +39,8 @@ from core.manager import ArchiveInfo, MemoryManager
 from core.planner import CompactionPlan, PlannerConfig, plan_compaction
 from core.reader import EventTail
 from core.state import SessionState
-from core.tokens import content_text, estimate_event_tokens
+from core.text import content_text
+from core.tokens import estimate_event_tokens
 from core.trigger import PromptSize, prompt_size
 from inspector.archive_catalog import list_archives_light
 from inspector.chunk_catalog import chunk_count as index_chunk_count

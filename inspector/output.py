@@ -119,13 +119,13 @@ def event_preview(event: Mapping[str, Any], limit: int = 90) -> str:
     elif isinstance(content, str):
         text = content
     else:
-        from core.tokens import compact_json
+        from core.text import compact_json
 
         text = compact_json(content)
     if event.get("type") == "tool_call":
         args = event.get("arguments")
         if args is not None and not text:
-            from core.tokens import compact_json
+            from core.text import compact_json
 
             text = args if isinstance(args, str) else compact_json(args)
         name = event.get("name")

@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.errors import BadInputError, SessionMemoryError
-from core.tokens import compact_json, estimate_event_tokens, estimate_tokens
+from core.text import compact_json
+from core.tokens import estimate_event_tokens, estimate_tokens
 from inspector.demo.content import SYSTEM_PROMPT_TOKENS, TASKS, Task
 
 if TYPE_CHECKING:

@@ -59,7 +59,8 @@ from core.chunks import (
     read_chunk_events,
 )
 from core.errors import SessionMemoryError
-from core.tokens import compact_json, content_text, estimate_tokens
+from core.text import compact_json, content_text
+from core.tokens import estimate_tokens
 from inspector.chunk_analysis import ChunkAnalysis, analyze_chunk
 from inspector.chunk_catalog import read_chunk_index, read_chunk_index_head
 from inspector.safe_text import one_line, safe_line, safe_text, trail_blanks

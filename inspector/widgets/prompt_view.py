@@ -42,7 +42,7 @@ from textual.widgets import DataTable, Input, Label, Static
 from textual.worker import get_current_worker
 
 from core.prompt import estimate_message_tokens
-from core.tokens import compact_json
+from core.text import compact_json
 from inspector.safe_text import safe_line, safe_text, trail_blanks
 from inspector.tables import replace_rows
 from inspector.widgets.chunks_view import describe_error
