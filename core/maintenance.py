@@ -40,8 +40,6 @@ from core.atomic import (
 from core.catalog import (
     Catalog,
     append_index_entry,
-    entry_digest,
-    entry_text,
     read_catalog,
     truncate_torn_append,
 )
@@ -56,10 +54,10 @@ from core.chunks import (
     next_chunk_id,
     read_chunk_events,
     read_index,
-    render_index,
     write_chunk_file,
     write_index,
 )
+from core.commit_plan import ArchiveFacts, ChunkSummaries, CommitPlan, build_commit, can_append
 from core.config import CompactionConfig
 from core.errors import ChunkIdError, SessionMemoryError, StoreError
 from core.events import Event, new_event_id, now_ts
@@ -73,7 +71,6 @@ from core.state import SessionState
 from core.store import SessionStore
 from core.summaries import (
     ARCHIVE_TITLE,
-    archive_entry_bytes,
     render_entry,
     render_summary,
 )
@@ -85,10 +82,8 @@ from core.summarizer import (
     split_turn_summary,
     summarize_with_fallback,
 )
-from core.tokens import estimate_event_tokens, estimate_tokens
+from core.tokens import estimate_tokens
 from core.trigger import TriggerDecision, should_compress
-
-SYNTHETIC_KIND = "split_turn_prefix"
 
 
 @dataclass
@@ -245,6 +240,8 @@ def _pass_on_snapshot(
     model: str | None,
     focus: str | None,
 ) -> PassResult:
+    """Trigger and plan, then stage the pending evidence → summarise → build_commit → commit
+    (each step below; the commit's writes are the only impure part after the summarizer)."""
     paths = store.paths
     index_key = _stat_key(paths.index)
     catalog = read_catalog(paths)
@@ -273,54 +270,111 @@ def _pass_on_snapshot(
         timings["total"] = _ms(t_total)
         return result
 
-    events = snap.events
-    compacted = [events[i] for i in plan.compacted_indices()]
+    pending = _stage_pending(store, snap, state, plan, decision.trigger, timings)
+    if pending is None:
+        return _abandon(result, "abandoned: the session was rotated during the pass", t_total)
+
+    t = time.perf_counter()
+    summaries = _summarise(summarizer, snap.events, plan, catalog, config, focus)
+    timings["summarize"] = _ms(t)
+    fault_point("after_summarize")
+
+    t = time.perf_counter()
+    index_size = index_key[2] if index_key is not None else 0
+    commit = build_commit(
+        plan,
+        snap,
+        summaries,
+        config,
+        index=catalog,
+        chunk_id=_free_chunk_id(paths, catalog),
+        index_size=index_size,
+        archive=_archive_facts(paths, catalog, config, can_append(catalog, index_size)),
+        pending_meta=pending.meta,
+        trigger=decision.trigger,
+    )
+    return _commit(store, snap, state, catalog, commit, pending, index_key, result, t, t_total)
+
+
+@dataclass(frozen=True)
+class _Pending:
+    """The pass's published pending evidence (`chunks/pending/<id>.jsonl` and its sidecar)."""
+
+    pending_id: str
+    path: Path
+    meta_path: Path
+    meta: dict[str, Any]
+
+
+def _stage_pending(
+    store: SessionStore,
+    snap: EventsSnapshot,
+    state: SessionState,
+    plan: CompactionPlan,
+    trigger: str | None,
+    timings: dict[str, float],
+) -> _Pending | None:
+    """Write the compacted events and the in-flight sidecar beside their targets unlocked,
+    then publish both under a short lock hold. None: the session was rotated meanwhile."""
+    paths = store.paths
     pending_id = new_pending_id()
-    pending_meta: dict[str, Any] = {
+    meta: dict[str, Any] = {
         "session_id": state.session_id,
         "created_at": now_ts(),
         "state": "in_flight",
         "snapshot_size": snap.size,
         "path": plan.path,
-        "trigger": decision.trigger,
+        "trigger": trigger,
     }
     t = time.perf_counter()
-    pending_path = paths.pending_file(pending_id)
-    meta_path = paths.pending_meta_file(pending_id)
+    pending = _Pending(
+        pending_id, paths.pending_file(pending_id), paths.pending_meta_file(pending_id), meta
+    )
     paths.ensure_inside_root(paths.pending_dir)
     paths.pending_dir.mkdir(parents=True, exist_ok=True)
     staged: list[Path] = []
     try:
         evidence = snap.lines_of(plan.compacted_indices())
         if evidence is None:
+            compacted = [snap.events[i] for i in plan.compacted_indices()]
             evidence = _events_bytes(compacted, f"pending {pending_id}")
-        staged.append(stage_bytes(pending_path, evidence))
-        staged.append(stage_bytes(meta_path, _meta_bytes(pending_meta, meta_path)))
+        staged.append(stage_bytes(pending.path, evidence))
+        staged.append(stage_bytes(pending.meta_path, _meta_bytes(meta, pending.meta_path)))
     except StoreError:
         _discard(staged)
         if not _rotated(store, state):
             raise
-        return _abandon(result, "abandoned: the session was rotated during the pass", t_total)
+        return None
     timings["stage_pending"] = _ms(t)
     t = time.perf_counter()
     with store.lock():
         if store.read_state().session_id != state.session_id:
             _discard(staged)
-            return _abandon(result, "abandoned: the session was rotated during the pass", t_total)
+            return None
         try:
-            _publish(staged[0], pending_path)
+            _publish(staged[0], pending.path)
             fault_point("between_pending_writes")
-            _publish(staged[1], meta_path)
+            _publish(staged[1], pending.meta_path)
         except BaseException:
             _discard(staged)
             raise
     timings["lock_pending"] = _ms(t)
     fsync_dir(paths.pending_dir)
     fault_point("after_pending_write")
+    return pending
 
-    t = time.perf_counter()
-    # The latest chunk's summary is the checkpoint a summarizer updates (older chunks live on
-    # in the Rolling Summary); focus steers this pass's summaries and is never stored.
+
+def _summarise(
+    summarizer: Summarizer,
+    events: Sequence[Event],
+    plan: CompactionPlan,
+    catalog: Catalog,
+    config: CompactionConfig,
+    focus: str | None,
+) -> ChunkSummaries:
+    """Summarise the compacted events, falling back to extractive. The latest chunk's summary
+    is the checkpoint a summarizer updates (older chunks live on in the Rolling Summary);
+    `focus` steers this pass's summaries and is never stored."""
     previous = catalog.summary(-1) if len(catalog) else None
     max_summary = config.summarizer.max_summary_tokens
     backends: list[str] = []
@@ -356,169 +410,59 @@ def _pass_on_snapshot(
         )
         chunk_summary = split_turn_summary(history_text, prefix_text)
     else:
-        chunk_summary = summarize(compacted, "history", max_summary)
+        chunk_summary = summarize(
+            [events[i] for i in plan.compacted_indices()], "history", max_summary
+        )
     backend = next((b for b in backends if b.endswith("fallback")), backends[0])
-    timings["summarize"] = _ms(t)
-    fault_point("after_summarize")
+    return ChunkSummaries(chunk_summary, prefix_text, backend)
 
-    t = time.perf_counter()
+
+def _free_chunk_id(paths: MemoryPaths, catalog: Catalog) -> str:
+    """The next chunk id after the index's, past any chunk file no entry lists (repair's)."""
     chunk_id = catalog.next_chunk_id()
-    while paths.chunk_file(chunk_id).exists():  # a chunk file no entry lists (repair's)
+    while paths.chunk_file(chunk_id).exists():
         chunk_id = next_chunk_id([chunk_id])
-    cut = plan.cut_index
-    head: list[Event] = []
-    if plan.pinned_root_index is not None:
-        head.append(events[plan.pinned_root_index])
-    if prefix_text is not None:
-        head.append(
-            {
-                "id": new_event_id(),
-                "type": "system_event",
-                "role": "system",
-                "content": prefix_text,
-                "ts": now_ts(),
-                "meta": {"synthetic": SYNTHETIC_KIND, "chunk_id": chunk_id},
-            }
-        )
-    retained_tokens = sum(estimate_event_tokens(e) for e in head) + sum(snap.tokens[cut:])
-    cut_meta: dict[str, Any] = {
-        "first_kept_event_id": events[cut].get("id"),
-        "tokens_before": sum(snap.tokens),
-        "kept_tokens_estimate": retained_tokens,
-    }
-    if plan.is_split_turn:
-        cut_meta["is_split_turn"] = True
-        cut_meta["turn_start_event_id"] = plan.turn_start_event_id
-    entry = ChunkEntry(
-        chunk_id=chunk_id,
-        created_at=now_ts()[:19] + "Z",
-        event_count=len(compacted),
-        first_event_id=compacted[0].get("id"),
-        last_event_id=compacted[-1].get("id"),
-        summary=chunk_summary,
-        cut_meta=cut_meta,
-        extra={"summary_backend": backend, "path": plan.path, "trigger": decision.trigger},
-    )
-    pending_meta.update(
-        state="committing",
-        chunk_id=chunk_id,
-        summary=chunk_summary,
-        entry=entry.to_dict(),
-    )
-    appending = (
-        catalog.appendable and len(catalog) > 0 and catalog.size == (index_key or (0,) * 4)[2]
-    )
-    if appending:
-        # Recovery cuts a torn append back to `offset` (core.catalog.truncate_torn_append).
-        pending_meta["index_append"] = {
-            "offset": catalog.size,
-            "length": len(entry_text(entry)),
-            "digest": entry_digest(entry),
-        }
-    outputs = _pass_outputs(paths, config, catalog, entry, appending)
-    paths.ensure_inside_root(paths.chunks_dir)
-    retained = snap.lines_of(range(cut, len(events)))
-    if retained is None:
-        retained = b"".join(
-            serialize_event(strip_screenshot_data(e), f"hot-window event {i}")
-            for i, e in enumerate(events[cut:], 1)
-        )
-    hot_head = (
-        b"".join(
-            serialize_event(strip_screenshot_data(e), f"hot-window event {i}")
-            for i, e in enumerate(head, 1)
-        )
-        + retained
-    )
-    stage: dict[str, Path] = {}
-    try:
-        stage["meta"] = stage_bytes(meta_path, _meta_bytes(pending_meta, meta_path))
-        stage["events"] = stage_bytes(paths.events, hot_head)
-        if outputs.index is not None:
-            stage["index"] = stage_bytes(paths.index, outputs.index)
-        stage["summary"] = stage_bytes(paths.summary, outputs.summary_md.encode("utf-8"))
-        if outputs.archive is not None:
-            stage["archive"] = stage_bytes(paths.summary_archive, outputs.archive)
-    except StoreError:
-        _discard(list(stage.values()))
-        if not _rotated(store, state):
-            raise
-        with store.lock():
-            delete_pending(paths, pending_id)
+    return chunk_id
+
+
+def _archive_facts(
+    paths: MemoryPaths, catalog: Catalog, config: CompactionConfig, appending: bool
+) -> ArchiveFacts:
+    """What build_commit needs to know of summary_archive.md, probed only where it decides."""
+    if not appending:
+        return ArchiveFacts(exists=paths.summary_archive.exists())
+    split = len(catalog) + 1 - config.summary_max_chunks
+    if split <= 0:
+        return ArchiveFacts(nonempty=_nonempty(paths.summary_archive))
+    if split == 1:
+        return ArchiveFacts()
+    return ArchiveFacts(holds_before_pushed=_archive_ends_with(paths, catalog, split - 2))
+
+
+def _commit(
+    store: SessionStore,
+    snap: EventsSnapshot,
+    state: SessionState,
+    catalog: Catalog,
+    commit: CommitPlan,
+    pending: _Pending,
+    index_key: tuple[int, int, int, int] | None,
+    result: PassResult,
+    t: float,
+    t_total: float,
+) -> PassResult:
+    """Stage every file the commit publishes, publish them under the lock, make the renames
+    durable, then delete the evidence."""
+    timings = result.timings_ms
+    stage = _stage_commit(store, state, commit, pending)
+    if stage is None:
         return _abandon(result, "abandoned: the session was rotated during the pass", t_total)
-    except BaseException:
-        _discard(list(stage.values()))
-        raise
     timings["stage_commit"] = _ms(t)
-
     t = time.perf_counter()
-    with store.lock(), _discarding(stage):
-        current = store.read_state()
-        if current.session_id != state.session_id or not paths.events.exists():
-            _discard(list(stage.values()))
-            delete_pending(paths, pending_id)
-            return _abandon(result, "abandoned: the session was rotated during the pass", t_total)
-        still, appended = store.snapshot_still_prefix(snap)
-        if not still:
-            _discard(list(stage.values()))
-            delete_pending(paths, pending_id)
-            return _abandon(
-                result, "abandoned: events.jsonl was rewritten by another process", t_total
-            )
-        if _stat_key(paths.index) != index_key:
-            # Not expected (only the holder of the maintenance slot writes the index): the
-            # summaries were rendered from another index; nothing is cut yet, so give up.
-            _discard(list(stage.values()))
-            delete_pending(paths, pending_id)
-            return _abandon(result, "abandoned: index.yaml changed during the pass", t_total)
-        tail = store.parse_event_lines(
-            appended,
-            base_offset=snap.size,
-            base_line=snap.next_line,
-            final=True,
-        )
-        _publish(stage.pop("meta"), meta_path)
-        fault_point("after_pending_commit")
-
-        if tail.events:
-            _append(
-                stage["events"],
-                b"".join(
-                    serialize_event(strip_screenshot_data(e), f"appended event {i}")
-                    for i, e in enumerate(tail.events, 1)
-                ),
-            )
-        store.quarantine([*snap.corrupt, *tail.corrupt])
-        _publish(stage.pop("events"), paths.events)
-        fault_point("after_events_replace")
-        _link_chunk(paths, pending_path, chunk_id, compacted)
-        fault_point("after_chunk_write")
-        if "index" in stage:
-            _publish(stage.pop("index"), paths.index)
-        else:
-            append_index_entry(paths, catalog, entry)
-        fault_point("after_index_write")
-        _publish(stage.pop("summary"), paths.summary)
-        fault_point("between_summary_writes")
-        if "archive" in stage:
-            _publish(stage.pop("archive"), paths.summary_archive)
-        elif outputs.archive_append is not None:
-            _append_file(paths.summary_archive, outputs.archive_append)
-        fault_point("after_summaries_write")
-        kept_count = len(head) + len(events) - cut + len(tail.events)
-        kept_tokens = retained_tokens + sum(estimate_event_tokens(e) for e in tail.events)
-        last_kept = (tail.events or events)[-1].get("id")
-        _after_compaction_state(
-            store,
-            kept_tokens + estimate_tokens(outputs.summary_md),
-            last_kept if isinstance(last_kept, str) else None,
-            sync_folder=False,
-        )
-        fault_point("after_state_write")
-        folders = [
-            os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-            for folder in (paths.session, paths.chunks_dir)
-        ]
+    outcome = _publish_commit(store, snap, state, catalog, commit, pending, index_key, stage)
+    if isinstance(outcome, str):
+        return _abandon(result, outcome, t_total)
+    carried, quarantined, folders = outcome
     timings["lock_write"] = _ms(t)
     # The renames above must be durable before the evidence goes; the folders are fsynced
     # through descriptors taken under the lock (the right folders even after a rotation),
@@ -532,83 +476,138 @@ def _pass_on_snapshot(
     t = time.perf_counter()
     with store.lock():
         if not _rotated(store, state):
-            delete_pending(paths, pending_id, durable=False)
+            delete_pending(store.paths, pending.pending_id, durable=False)
     timings["lock_cleanup"] = _ms(t)
     timings["total"] = _ms(t_total)
 
     result.compacted = True
-    result.chunk_id = chunk_id
-    result.kept_event_count = kept_count
-    result.compacted_event_count = len(compacted)
-    result.carried_over_count = len(tail.events)
-    result.quarantined_count = len(snap.corrupt) + len(tail.corrupt)
-    result.summary_backend = backend
-    result.is_split_turn = plan.is_split_turn
+    result.chunk_id = commit.chunk_id
+    result.kept_event_count = commit.kept_count(carried)
+    result.compacted_event_count = len(commit.compacted)
+    result.carried_over_count = len(carried)
+    result.quarantined_count = quarantined
+    result.summary_backend = commit.entry.extra.get("summary_backend")
+    result.is_split_turn = commit.synthetic_event is not None
     return result
 
 
-@dataclass
-class _Outputs:
-    """What a pass writes besides events.jsonl and the chunk file: index.yaml whole (None:
-    the entry is appended in place), summary.md, and summary_archive.md whole (`archive`) or
-    the bytes appended to it (`archive_append`), or neither."""
+def _stage_commit(
+    store: SessionStore, state: SessionState, commit: CommitPlan, pending: _Pending
+) -> dict[str, Path] | None:
+    """Write the sidecar (now `committing`), events.jsonl, the index and the summaries as
+    temporary files beside their targets, unlocked. None: the session was rotated meanwhile
+    (the evidence is deleted)."""
+    paths = store.paths
+    paths.ensure_inside_root(paths.chunks_dir)
+    stage: dict[str, Path] = {}
+    try:
+        meta = _meta_bytes(commit.pending_meta, pending.meta_path)
+        stage["meta"] = stage_bytes(pending.meta_path, meta)
+        stage["events"] = stage_bytes(paths.events, commit.hot_window)
+        if commit.index_text is not None:
+            stage["index"] = stage_bytes(paths.index, commit.index_text)
+        stage["summary"] = stage_bytes(paths.summary, commit.summary_md.encode("utf-8"))
+        if commit.archive is not None:
+            stage["archive"] = stage_bytes(paths.summary_archive, commit.archive)
+    except StoreError:
+        _discard(list(stage.values()))
+        if not _rotated(store, state):
+            raise
+        with store.lock():
+            delete_pending(paths, pending.pending_id)
+        return None
+    except BaseException:
+        _discard(list(stage.values()))
+        raise
+    return stage
 
-    index: bytes | None
-    summary_md: str
-    archive: bytes | None = None
-    archive_append: bytes | None = None
 
-
-def _pass_outputs(
-    paths: MemoryPaths,
-    config: CompactionConfig,
+def _publish_commit(
+    store: SessionStore,
+    snap: EventsSnapshot,
+    state: SessionState,
     catalog: Catalog,
-    entry: ChunkEntry,
-    appending: bool,
-) -> _Outputs:
-    """The pass's index and summary writes. With an appendable index (the usual case) their
-    cost does not depend on the history's length: the entry is appended, summary.md is
-    rendered from the few chunks it shows, and the chunk pushed out of Recent Chunks is
-    appended to summary_archive.md. Otherwise (a first chunk, an index not in the writer's
-    layout) everything is rendered whole, as `write_summaries` does."""
-    smc = config.summary_max_chunks
-    count = len(catalog) + 1
-    split = max(0, count - smc)
-    if appending:
-        summary_md = catalog.summary_md(
-            summary_max_chunks=smc,
-            max_rolling_summary_lines=config.max_rolling_summary_lines,
-            max_summary_tokens=config.summarizer.max_summary_tokens,
-            extra=(entry, catalog.next_fold(entry)),
+    commit: CommitPlan,
+    pending: _Pending,
+    index_key: tuple[int, int, int, int] | None,
+    stage: dict[str, Path],
+) -> tuple[list[Event], int, list[int]] | str:
+    """Under the session lock: check the pass still holds, then rename (or append) each file
+    in the order recovery relies on, a fault point after each. Returns the events appended
+    during the pass (carried over), how many lines were quarantined and descriptors of the
+    folders to fsync; or why the pass is abandoned."""
+    paths = store.paths
+    with store.lock(), _discarding(stage):
+        abandon = _why_abandon(store, snap, state, index_key)
+        if isinstance(abandon, str):
+            _discard(list(stage.values()))
+            delete_pending(paths, pending.pending_id)
+            return abandon
+        tail = store.parse_event_lines(
+            abandon, base_offset=snap.size, base_line=snap.next_line, final=True
         )
-        outputs = _Outputs(None, summary_md)
-        if split == 0:
-            if _nonempty(paths.summary_archive):
-                outputs.archive = b""
-            return outputs
-        pushed = archive_entry_bytes(
-            catalog.entries[split - 1].chunk_id, catalog.summary(split - 1), first=split == 1
-        )
-        if split == 1:
-            outputs.archive = pushed
-        elif _archive_ends_with(paths, catalog, split - 2):
-            outputs.archive_append = pushed
+        _publish(stage.pop("meta"), pending.meta_path)
+        fault_point("after_pending_commit")
+
+        if tail.events:
+            _append(
+                stage["events"],
+                b"".join(
+                    serialize_event(strip_screenshot_data(e), f"appended event {i}")
+                    for i, e in enumerate(tail.events, 1)
+                ),
+            )
+        store.quarantine([*snap.corrupt, *tail.corrupt])
+        _publish(stage.pop("events"), paths.events)
+        fault_point("after_events_replace")
+        _link_chunk(paths, pending.path, commit.chunk_id, commit.compacted)
+        fault_point("after_chunk_write")
+        if "index" in stage:
+            _publish(stage.pop("index"), paths.index)
         else:
-            outputs.archive = _full_archive(catalog, split)
-        return outputs
-    entries = [catalog.chunk_entry(i) for i in range(len(catalog))] + [entry]
-    rendered = render_summary(
-        [(e.chunk_id, e.summary) for e in entries],
-        summary_max_chunks=smc,
-        max_rolling_summary_lines=config.max_rolling_summary_lines,
-        max_summary_tokens=config.summarizer.max_summary_tokens,
-    )
-    archive = rendered.archive_md.encode("utf-8")
-    return _Outputs(
-        render_index(entries).encode("utf-8"),
-        rendered.summary_md,
-        archive if archive or paths.summary_archive.exists() else None,
-    )
+            append_index_entry(paths, catalog, commit.entry)
+        fault_point("after_index_write")
+        _publish(stage.pop("summary"), paths.summary)
+        fault_point("between_summary_writes")
+        if "archive" in stage:
+            _publish(stage.pop("archive"), paths.summary_archive)
+        elif commit.archive_append is not None:
+            _append_file(paths.summary_archive, commit.archive_append)
+        fault_point("after_summaries_write")
+        _after_compaction_state(
+            store,
+            commit.prompt_estimate(tail.events),
+            commit.anchor_event_id(tail.events),
+            sync_folder=False,
+        )
+        fault_point("after_state_write")
+        folders = [
+            os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            for folder in (paths.session, paths.chunks_dir)
+        ]
+    return tail.events, len(snap.corrupt) + len(tail.corrupt), folders
+
+
+def _why_abandon(
+    store: SessionStore,
+    snap: EventsSnapshot,
+    state: SessionState,
+    index_key: tuple[int, int, int, int] | None,
+) -> str | bytes:
+    """Under the lock at commit: why the pass must give up (a str), else the bytes appended
+    to events.jsonl since the snapshot."""
+    paths = store.paths
+    current = store.read_state()
+    if current.session_id != state.session_id or not paths.events.exists():
+        return "abandoned: the session was rotated during the pass"
+    still, appended = store.snapshot_still_prefix(snap)
+    if not still:
+        return "abandoned: events.jsonl was rewritten by another process"
+    if _stat_key(paths.index) != index_key:
+        # Not expected (only the holder of the maintenance slot writes the index): the
+        # summaries were rendered from another index; nothing is cut yet, so give up.
+        return "abandoned: index.yaml changed during the pass"
+    return appended
 
 
 def _nonempty(path: Path) -> bool:
@@ -645,14 +644,6 @@ def _archive_ends_with(paths: MemoryPaths, catalog: Catalog, last: int) -> bool:
     if last == 0:
         return head == title and tail == want_tail and size == len(want_tail)
     return head == title and tail == want_tail and before == b"\n"
-
-
-def _full_archive(catalog: Catalog, split: int) -> bytes:
-    """summary_archive.md rendered whole (it did not hold what the index says it should)."""
-    return b"".join(
-        archive_entry_bytes(catalog.entries[i].chunk_id, catalog.summary(i), first=i == 0)
-        for i in range(split)
-    )
 
 
 def _append_file(path: Path, data: bytes) -> None:
