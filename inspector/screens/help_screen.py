@@ -4,7 +4,8 @@ Public API (for the app):
 
     HelpScreen(keys: Sequence[tuple[str, str, str]])   # ModalScreen[None]
         # keys: (where, key, what) rows, e.g. ("everywhere", "m", "Run maintenance")
-    help_text(keys) -> Text                             # the same content, for tests and docs
+    help_text(keys, width=None) -> Text                 # the same content, for tests and docs
+        # width: wrap each explanation to it, continuation lines under the explanation
 
 The legend is written here, next to the widgets it describes (hot window marks, the budget
 gauge, the runs sparkline, the Chunks and Summary tabs); the keys come from the bindings
@@ -17,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -74,14 +76,59 @@ LEGEND: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
 )
 
 
-def help_text(keys: Sequence[tuple[str, str, str]]) -> Text:
-    """The legend, then every key grouped by where it works."""
+CLOSING = "ctrl+p lists every action with its key; escape, ? or q close this help."
+
+INDENT = 26
+"""Cells before an explanation: the sign or key column (2 + 24, and 4 + 22 for keys)."""
+
+
+def wrap_words(text: str, width: int) -> list[str]:
+    """`text` in lines of at most `width` cells, broken at blanks (a word longer than a line
+    is cut); one line when width is too small to be worth wrapping."""
+    if width < 8 or cell_len(text) <= width:
+        return [text]
+    lines: list[str] = []
+    line = ""
+    for word in text.split(" "):
+        while cell_len(word) > width:  # a word longer than the line: cut it
+            if line:
+                lines.append(line)
+                line = ""
+            cut = width
+            while cell_len(word[:cut]) > width:
+                cut -= 1
+            lines.append(word[:cut])
+            word = word[cut:]
+        candidate = f"{line} {word}" if line else word
+        if cell_len(candidate) <= width:
+            line = candidate
+        else:
+            lines.append(line)
+            line = word
+    if line:
+        lines.append(line)
+    return lines
+
+
+def _explained(out: Text, head: str, meaning: str, width: int | None) -> None:
+    """One row: the sign or key in bold, then its explanation, wrapped so that continuation
+    lines start under the explanation instead of at column 0 (legible at 80 columns)."""
+    out.append(head, style="bold")
+    room = None if width is None else width - cell_len(head)
+    lines = [meaning] if room is None else wrap_words(meaning, room)
+    out.append(lines[0] + "\n")
+    for line in lines[1:]:
+        out.append(" " * cell_len(head) + line + "\n")
+
+
+def help_text(keys: Sequence[tuple[str, str, str]], width: int | None = None) -> Text:
+    """The legend, then every key grouped by where it works; with `width`, each explanation
+    wraps under itself."""
     out = Text()
     for title, rows in LEGEND:
         out.append(f"{title}\n", style="bold underline")
         for sign, meaning in rows:
-            out.append(f"  {sign:<24}", style="bold")
-            out.append(f"{meaning}\n")
+            _explained(out, f"  {sign:<24}", meaning, width)
         out.append("\n")
     out.append("Keys\n", style="bold underline")
     where_seen: list[str] = []
@@ -92,10 +139,25 @@ def help_text(keys: Sequence[tuple[str, str, str]]) -> Text:
         out.append(f"  {where}\n", style="italic")
         for w, key, what in keys:
             if w == where:
-                out.append(f"    {key:<22}", style="bold")
-                out.append(f"{what}\n")
-    out.append("\nctrl+p lists every action with its key; escape, ? or q close this help.")
+                _explained(out, f"    {key:<22}", what, width)
+    closing = [CLOSING] if width is None else wrap_words(CLOSING, width)
+    out.append("\n" + "\n".join(closing))
     return out
+
+
+class HelpText(Static):
+    """The help's text, wrapped again to its own width whenever that changes."""
+
+    def __init__(self, keys: Sequence[tuple[str, str, str]], *, id: str | None = None) -> None:
+        super().__init__(help_text(keys), id=id, markup=False)
+        self._keys = list(keys)
+        self._width: int | None = None
+
+    def on_resize(self) -> None:
+        width = self.content_region.width
+        if width > 0 and width != self._width:
+            self._width = width
+            self.update(help_text(self._keys, width))
 
 
 class HelpScreen(ModalScreen[None]):
@@ -113,7 +175,7 @@ class HelpScreen(ModalScreen[None]):
         with Vertical(id="help-dialog"):
             yield Static(Text("session-inspector: marks and keys", style="bold"), id="help-title")
             with VerticalScroll(id="help-body", can_focus=True):
-                yield Static(help_text(self._keys), id="help-text", markup=False)
+                yield HelpText(self._keys, id="help-text")
 
     def on_mount(self) -> None:
         self.query_one("#help-body").focus()

@@ -39,10 +39,10 @@ from textual.message import Message
 from textual.widgets import DataTable, Input, Static
 from textual.worker import get_current_worker
 
-from core.manager import ArchiveInfo
+from core.status import ArchiveInfo
 from inspector.archive_catalog import first_request, list_archives_light
 from inspector.safe_text import safe_line
-from inspector.tables import replace_rows
+from inspector.tables import Column, Fitted, fit_columns, text_width
 from inspector.widgets.chunks_view import describe_error
 
 if TYPE_CHECKING:
@@ -73,6 +73,30 @@ SORTS: tuple[tuple[str, Callable[[ArchiveInfo], object], bool], ...] = (
     ("most chunks first", lambda a: a.chunk_count, True),
 )
 """(label, key, descending) of the sort orders t cycles through."""
+
+
+ARCHIVE_COLUMNS: tuple[Column, ...] = (
+    Column("session_id", "session id"),
+    Column("created", "created"),
+    Column("size", "size"),
+    Column("events", "events", short="ev"),
+    Column("chunks", "chunks", short="ch"),
+    Column("request", "first request", short="request", min_width=12),
+)
+"""The table's columns; the first request shrinks (ending in an ellipsis) before any goes."""
+
+NARROW_MOVES: tuple[tuple[str, str], ...] = (
+    ("drop", "created"),
+    ("short", "request"),
+    ("short", "events"),
+    ("short", "chunks"),
+    ("drop", "chunks"),
+    ("drop", "size"),
+    ("drop", "events"),
+)
+"""How a narrow table makes room (inspector.tables.fit_columns): the creation date goes first
+(the session id holds it: s-YYYYMMDDTHHMMSSZ-…), then the counts; the id and the first
+request stay."""
 
 
 class ArchiveView(Vertical):
@@ -114,6 +138,8 @@ class ArchiveView(Vertical):
         self._error: str | None = None
         self.requests: dict[str, str] = {}
         self.sort_index = 0
+        self._fitted: Fitted | None = None
+        self._widths: list[int] = [0] * len(ARCHIVE_COLUMNS)
 
     def compose(self) -> ComposeResult:
         yield Static(
@@ -132,7 +158,18 @@ class ArchiveView(Vertical):
 
     def on_mount(self) -> None:
         table: DataTable[Text] = self.query_one("#archive-table", DataTable)
-        table.add_columns("session id", "created", "size", "events", "chunks", "first request")
+        for column in ARCHIVE_COLUMNS:
+            table.add_column(column.label, key=column.key)
+
+    def _fit(self, widths: Sequence[int]) -> Fitted:
+        """The columns that fit the view's width now (all of them on a wide screen)."""
+        width = self.size.width or self.app.size.width
+        return fit_columns(ARCHIVE_COLUMNS, widths, width - 2, NARROW_MOVES)
+
+    def on_resize(self) -> None:
+        """A width that shows other columns lists the same rows again with those columns."""
+        if self._fitted is not None and self._fit(self._widths) != self._fitted:
+            self._show()
 
     @property
     def selected_archive(self) -> ArchiveInfo | None:
@@ -189,7 +226,17 @@ class ArchiveView(Vertical):
                 safe_line(self.requests.get(info.session_id, ""), limit=60),
             ]
             rows.append((str(i), cells))
-        replace_rows(table, rows)
+        widths = [0] * len(ARCHIVE_COLUMNS)
+        for _, cells in rows:
+            for i, cell in enumerate(cells):
+                widths[i] = max(widths[i], text_width(cell))
+        self._widths = widths
+        fitted = self._fitted = self._fit(widths)
+        table.clear(columns=True)
+        for i, label, width in fitted.columns:
+            table.add_column(label, key=ARCHIVE_COLUMNS[i].key, width=width)
+        for key, cells in rows:
+            table.add_row(*(cells[i] for i in fitted.indices), key=key)
         if self._archives:
             table.move_cursor(row=select_at)
         notice = self.query_one("#archive-error", Static)

@@ -64,7 +64,7 @@ from core.tokens import estimate_tokens
 from inspector.chunk_analysis import ChunkAnalysis, analyze_chunk
 from inspector.chunk_catalog import read_chunk_index, read_chunk_index_head
 from inspector.safe_text import one_line, safe_line, safe_text, trail_blanks
-from inspector.tables import text_width
+from inspector.tables import Column, Fitted, fit_columns, text_width
 
 if TYPE_CHECKING:
     from core.manager import MemoryManager
@@ -440,6 +440,7 @@ class _Prepared:
     keys: list[str]
     cells: list[list[Text]]
     widths: list[int]
+    """The widest cell of each column (labels not counted: a narrow table may shorten them)."""
     notice: Text
 
 
@@ -464,13 +465,42 @@ def prepare(
     rows = [row_from_entry(e) for e in entries] + [row_from_pending(p) for p in pending]
     keys = [f"{row.source[0]}{i}" for i, row in enumerate(rows)]
     cells = [row_cells(row) for row in rows]
-    widths = [text_width(Text(label)) for label in ChunksView.COLUMNS]
+    widths = [0] * len(CHUNK_COLUMNS)
     for row_cells_ in cells:
         for i, cell in enumerate(row_cells_):
             width = cell.cell_len if "\n" not in cell.plain else text_width(cell)
             if width > widths[i]:
                 widths[i] = width
     return _Prepared(rows, keys, cells, widths, notice)
+
+
+CHUNK_COLUMNS: tuple[Column, ...] = (
+    Column("chunk_id", "chunk id"),
+    Column("source", "source", short="src"),
+    Column("events", "events", short="ev"),
+    Column("split", "split"),
+    Column("tokens", "tok before→after", short="tok b→a"),
+    Column("cut", "cut", min_width=12),
+    Column("backend", "backend"),
+    Column("created", "created"),
+    Column("first_id", "first id"),
+    Column("last_id", "last id"),
+)
+"""The table's columns, most telling first."""
+
+NARROW_MOVES: tuple[tuple[str, str], ...] = (
+    ("drop", "last_id"),
+    ("drop", "first_id"),
+    ("drop", "created"),
+    ("drop", "backend"),
+    ("short", "tokens"),
+    ("drop", "cut"),
+    ("short", "events"),
+    ("short", "source"),
+    ("drop", "split"),
+)
+"""How a narrow table makes room (see inspector.tables.fit_columns): at 80 columns chunk id
+… cut stay whole, at 60 the cut goes; the detail pane below shows every field anyway."""
 
 
 class ChunksView(Vertical):
@@ -480,19 +510,7 @@ class ChunksView(Vertical):
         Binding("escape", "focus_table", "Back to table", show=False, id="chunks.back"),
     ]
 
-    COLUMNS = (
-        "chunk id",
-        "source",
-        "events",
-        "split",
-        "tok before→after",
-        "cut",
-        "backend",
-        "created",
-        "first id",
-        "last id",
-    )
-    """Most telling first: at 80 columns chunk id … the tokens fit, the rest scrolls."""
+    COLUMNS = tuple(column.label for column in CHUNK_COLUMNS)
 
     class ChunkHighlighted(Message):
         """The cursor moved onto a chunk (or pending evidence) row."""
@@ -539,6 +557,8 @@ class ChunksView(Vertical):
         self._reload_guard = threading.Lock()
         self._reload_running = False
         self._reload_again = False
+        self._prepared: _Prepared | None = None
+        self._fitted: Fitted | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(Text(""), id="chunks-error", markup=False)
@@ -553,7 +573,20 @@ class ChunksView(Vertical):
             yield Static(Text(""), id="chunks-events", markup=False)
 
     def on_mount(self) -> None:
-        self.query_one("#chunks-table", DataTable).add_columns(*self.COLUMNS)
+        table: DataTable[Text] = self.query_one("#chunks-table", DataTable)
+        for column in CHUNK_COLUMNS:
+            table.add_column(column.label, key=column.key)
+
+    def _fit(self, prepared: _Prepared) -> Fitted:
+        """The columns that fit the view's width now (all of them on a wide screen)."""
+        width = self.size.width or self.app.size.width
+        return fit_columns(CHUNK_COLUMNS, prepared.widths, width - 2, NARROW_MOVES)
+
+    def on_resize(self) -> None:
+        """A width that shows other columns puts the same rows back with those columns."""
+        prepared = self._prepared
+        if prepared is not None and self._fit(prepared) != self._fitted:
+            self._apply(prepared)
 
     @property
     def selected_chunk_id(self) -> str | None:
@@ -590,11 +623,19 @@ class ChunksView(Vertical):
                     break
         self._fill_generation += 1
         generation = self._fill_generation
-        columns = [col.key.value for col in table.ordered_columns]
+        self._prepared = prepared
+        fitted = self._fitted = self._fit(prepared)
+        shown = fitted.indices
         table.clear(columns=True)
-        for key, label, width in zip(columns, self.COLUMNS, prepared.widths, strict=True):
-            table.add_column(label, key=key, width=width)
-        items = list(zip(prepared.keys, prepared.cells, strict=True))
+        for i, label, width in fitted.columns:
+            table.add_column(label, key=CHUNK_COLUMNS[i].key, width=width)
+        if len(shown) == len(CHUNK_COLUMNS):
+            items = list(zip(prepared.keys, prepared.cells, strict=True))
+        else:
+            items = [
+                (key, [cells[i] for i in shown])
+                for key, cells in zip(prepared.keys, prepared.cells, strict=True)
+            ]
 
         def select() -> None:
             table.move_cursor(row=select_at)
