@@ -6,7 +6,6 @@ thread, coalesced by a pending flag, so a turn's commit never waits for a summar
 
 from __future__ import annotations
 
-import contextlib
 import os
 import threading
 import time
@@ -16,12 +15,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from core.atomic import open_no_symlink, read_bytes_no_symlink
+from core.atomic import read_bytes_no_symlink
 from core.catalog import read_catalog, rebuild_catalog
 from core.chunks import (
-    chunk_file_names,
     list_chunk_files,
-    list_pending,
     read_chunk_events,
     read_index,
     write_index,
@@ -30,30 +27,29 @@ from core.config import CompactionConfig, load_config
 from core.errors import IndexCorruptError, SessionMemoryError, StoreError
 from core.events import Event, make_event
 from core.faults import fault_point
-from core.jsonl import parse_event_lines
 from core.maintenance import (
     PassResult,
     maintenance_slot,
     recover_locked,
     recovered_entry,
     run_pass,
-    trigger_for,
     write_summaries,
 )
-from core.paths import MemoryPaths
-from core.planner import CompactionPlan, plan_compaction
 from core.prompt import build_prompt_messages
 from core.reader import EventTail
-from core.recall import AnalyzedDoc, Part, RecallDoc, RecallIndex, RecallResult, analyze, search
-from core.recall_index import PersistentRecallIndex, RecallIndexUnavailable
+from core.recall import RecallResult
+from core.recall_cache import RecallCache
 from core.rotation import RotationResult, recover_archive, rotate
-from core.state import SessionState
+from core.status import (
+    ArchiveInfo,
+    PlanReport,
+    SessionStatus,
+    list_archives,
+    plan_report,
+    session_status,
+)
 from core.store import SessionStore
 from core.summarizer import Summarizer, make_summarizer
-from core.trigger import TriggerDecision
-
-_NO_STATE = SessionState(session_id="none", created_at="")
-"""Stands for a session not created yet: nothing recorded, no pass (cold start)."""
 
 
 @dataclass
@@ -79,103 +75,6 @@ class Telemetry:
             "pending_chunks_recalled": self.pending_chunks_recalled,
             "last_pass_timings_ms": self.last_pass.timings_ms if self.last_pass else None,
             "max_append_ms": round(self.max_append_ms, 3),
-        }
-
-
-@dataclass(frozen=True)
-class ArchiveInfo:
-    session_id: str
-    path: Path
-    event_count: int
-    chunk_count: int
-    created_at: str | None
-    size_bytes: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "session_id": self.session_id,
-            "path": str(self.path),
-            "event_count": self.event_count,
-            "chunk_count": self.chunk_count,
-            "created_at": self.created_at,
-            "size_bytes": self.size_bytes,
-        }
-
-
-@dataclass(frozen=True)
-class PlanReport:
-    """What a pass would do now: the trigger's verdict and the planner's cut."""
-
-    trigger: TriggerDecision
-    plan: CompactionPlan
-    events: list[Event]
-    tokens: list[int]
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "should_compress": self.trigger.should_compress,
-            "trigger": self.trigger.trigger,
-            "trigger_reason": self.trigger.reason,
-        }
-        out.update(self.plan.to_json(self.events))
-        out["should_compress"] = self.trigger.should_compress
-        out["trigger"] = self.trigger.trigger
-        return out
-
-
-@dataclass(frozen=True)
-class SessionStatus:
-    memory_dir: Path
-    session_id: str | None
-    event_count: int
-    hot_tokens: int
-    last_prompt_tokens: int | None
-    prompt_tokens: int | None
-    """The figure the trigger uses: last_prompt_tokens plus the appended events' estimate."""
-    prompt_tokens_source: str
-    prompt_tokens_appended: int
-    context_window: int
-    model: str | None
-    should_compress: bool
-    trigger: str | None
-    trigger_reason: str
-    chunk_count: int
-    pending_count: int
-    corrupt_lines: int
-    has_compressed_history: bool
-    archives: list[ArchiveInfo]
-    index_error: str | None
-    warnings: list[str]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "memory_dir": str(self.memory_dir),
-            "session_id": self.session_id,
-            "event_count": self.event_count,
-            "hot_tokens": self.hot_tokens,
-            "last_prompt_tokens": self.last_prompt_tokens,
-            "prompt_tokens": self.prompt_tokens,
-            "prompt_tokens_source": self.prompt_tokens_source,
-            "prompt_tokens_appended": self.prompt_tokens_appended,
-            "context_window": self.context_window,
-            "model": self.model,
-            "should_compress": self.should_compress,
-            "trigger": self.trigger,
-            "trigger_reason": self.trigger_reason,
-            "chunk_count": self.chunk_count,
-            "pending_count": self.pending_count,
-            "corrupt_lines": self.corrupt_lines,
-            "has_compressed_history": self.has_compressed_history,
-            "archives": [
-                {
-                    "session_id": a.session_id,
-                    "event_count": a.event_count,
-                    "chunk_count": a.chunk_count,
-                }
-                for a in self.archives
-            ],
-            "index_error": self.index_error,
-            "warnings": list(self.warnings),
         }
 
 
@@ -212,21 +111,31 @@ class MemoryManager:
         self._running = False
         self._pending = False
         self._thread: threading.Thread | None = None
-        self._recall_lock = threading.Lock()
         self._hot_lock = threading.Lock()
         self._hot_tail = EventTail(self.paths.events, tokens=False)
         self._hot_cache: list[Event] = []
-        self._recall_cache: tuple[tuple[Any, ...], RecallIndex] | None = None
-        self._recall_active: tuple[tuple[Any, ...], RecallIndex] | None = None
-        self._recall_docs: dict[str, tuple[Any, AnalyzedDoc]] = {}
-        """Chunk id -> (its file's stat, its analysis): what a rebuilt index reuses."""
-        self.persistent_recall = True
+        self.recall_cache = RecallCache(
+            self.store, self.memory_dir, read_only=self.read_only, hot_events=self._hot_events
+        )
+
+    @property
+    def persistent_recall(self) -> bool:
         """Search through chunks/recall.sqlite (False: the in-memory index, the baseline)."""
-        self._recall_files: dict[Path, PersistentRecallIndex] = {}
-        self.recall_warnings: list[str] = []
+        return self.recall_cache.persistent
+
+    @persistent_recall.setter
+    def persistent_recall(self, value: bool) -> None:
+        self.recall_cache.persistent = value
+
+    @property
+    def recall_warnings(self) -> list[str]:
         """Why recall fell back to the in-memory index or rebuilt its file (newest last)."""
-        self.last_recall_index_ms: float | None = None
+        return self.recall_cache.warnings
+
+    @property
+    def last_recall_index_ms(self) -> float | None:
         """Time the last pass's hook spent adding its chunk to chunks/recall.sqlite."""
+        return self.recall_cache.last_index_ms
 
     # -- appends ---------------------------------------------------------------------------
 
@@ -342,7 +251,7 @@ class MemoryManager:
             key = (result.reason or "unknown").split(":", 1)[0]
             self.telemetry.skips[key] = self.telemetry.skips.get(key, 0) + 1
         if result.compacted:
-            self._index_new_chunks()
+            self.recall_cache.index_new_chunks()
         if self.on_pass is not None:
             self.on_pass(result)
         return result
@@ -368,26 +277,19 @@ class MemoryManager:
         config: CompactionConfig | None = None,
     ) -> PlanReport:
         """What a pass would do now; changes nothing."""
-        cfg = config or self.config
-        snap = self.store.read_events()
-        state = self.store.read_state() if self.paths.state.exists() else None
-        decision = trigger_for(
-            state or _NO_STATE,
-            snap.events,
-            snap.tokens,
-            cfg,
-            model or self.model,
-            prompt_tokens,
+        return plan_report(
+            self.store,
+            config or self.config,
+            model=model or self.model,
+            prompt_tokens=prompt_tokens,
         )
-        plan = plan_compaction(snap.events, cfg, tokens=snap.tokens)
-        return PlanReport(trigger=decision, plan=plan, events=snap.events, tokens=snap.tokens)
 
     def rotate(self) -> RotationResult:
         self._writable()
-        with self._recall_lock:
-            self._close_recall_files()  # before the rename: SQLite removes its WAL by path
+        with self.recall_cache.lock:
+            self.recall_cache.close_files()  # before the rename: SQLite removes its WAL by path
             result = rotate(self.store, self.config)
-        self._recall_cache = self._recall_active = None
+        self.recall_cache.forget()
         return result
 
     def repair(self) -> dict[str, int]:
@@ -423,14 +325,9 @@ class MemoryManager:
                 repaired["catalog_rebuilt"] = 1
             for key, n in self._recover_archives().items():
                 repaired[key] = repaired.get(key, 0) + n
-        self._recall_cache = self._recall_active = None
-        if self.persistent_recall:
-            with self._recall_lock:
-                try:
-                    self._recall_file(self.paths).rebuild()
-                    repaired["recall_index_rebuilt"] = 1
-                except RecallIndexUnavailable as exc:
-                    self._recall_warn(f"{exc}; recall searches the chunk files in memory")
+        self.recall_cache.forget()
+        if self.persistent_recall and self.recall_cache.rebuild_file():
+            repaired["recall_index_rebuilt"] = 1
         return repaired
 
     def _rebuild_index(self) -> int:
@@ -524,251 +421,15 @@ class MemoryManager:
         The chunks are searched through chunks/recall.sqlite, brought up to date first (a
         pass's chunk is added by the pass's hook, or here); if the file cannot be used, the
         in-memory index answers, with a warning in `recall_warnings`."""
-        with self._recall_lock:
-            try:
-                result = self._search(query, limit, all_sessions, self.persistent_recall)
-            except RecallIndexUnavailable as exc:
-                self._recall_warn(f"{exc}; searching the chunk files in memory")
-                result = self._search(query, limit, all_sessions, False)
+        result = self.recall_cache.recall(query, limit, all_sessions)
         self.telemetry.pending_chunks_recalled += result.pending_chunks_recalled
         return result
 
-    def _search(self, query: str, limit: int, all_sessions: bool, persistent: bool) -> RecallResult:
-        with contextlib.ExitStack() as stack:
-            active, indexed = self._session_part(stack, self.paths, persistent, all_sessions)
-            parts = [active]
-            pending = self._pending_index(indexed)
-            if pending is not None:
-                parts.append(Part(pending, active.session_id))
-            if all_sessions:
-                for child in self._archive_dirs():
-                    paths = MemoryPaths(self.memory_dir, session=child)
-                    parts.append(self._session_part(stack, paths, persistent, True)[0])
-            return search(parts, query, limit)
-
-    def _session_part(
-        self, stack: contextlib.ExitStack, paths: MemoryPaths, persistent: bool, label: bool
-    ) -> tuple[Part, set[str]]:
-        """One session's chunks as a search part, and their ids."""
-        archived = paths.is_archive
-        session_id = self._session_label(paths) if label else None
-        if not paths.index.exists():
-            read_index(paths)  # a missing index is empty; anything else it raises
-            return Part(RecallIndex(), session_id, archived), set()
-        if persistent:
-            store = self._recall_file(paths)
-            try:
-                stack.enter_context(store.reading())
-            except RecallIndexUnavailable as exc:
-                self._recall_warn(f"{exc}; searching the chunk files in memory")
-            else:
-                self._take_warnings(store)
-                return Part(store, session_id, archived), set(store.chunk_ids())
-        index = _memory_index(paths) if archived else self._active_recall_index()[1]
-        return Part(index, session_id, archived), {d.chunk_id for d in index.docs}
-
-    def _session_label(self, paths: MemoryPaths) -> str:
-        if paths.is_archive:
-            return paths.session.name
-        try:
-            return self.store.read_state().session_id if paths.state.exists() else "none"
-        except SessionMemoryError:
-            return "none"
-
-    def _archive_dirs(self) -> list[Path]:
-        root = self.paths.archive_root
-        with contextlib.suppress(OSError):
-            return sorted(
-                c
-                for c in root.iterdir()
-                if c.is_dir() and not c.is_symlink() and c != self.paths.session
-            )
-        return []
-
-    def _recall_file(self, paths: MemoryPaths) -> PersistentRecallIndex:
-        key = paths.session
-        store = self._recall_files.get(key)
-        if store is None:
-            store = self._recall_files[key] = PersistentRecallIndex(
-                paths, _chunk_events, read_only=self.read_only
-            )
-        return store
-
-    def _close_recall_files(self) -> None:
-        for store in self._recall_files.values():
-            store.close()
-        self._recall_files.clear()
-
-    def _take_warnings(self, store: PersistentRecallIndex) -> None:
-        for warning in store.warnings:
-            self._recall_warn(warning)
-        store.warnings.clear()
-
-    def _recall_warn(self, message: str) -> None:
-        self.recall_warnings.append(message)
-        del self.recall_warnings[:-20]
-
-    def _index_new_chunks(self) -> None:
-        """After a pass that added a chunk: add it to chunks/recall.sqlite now, so the next
-        recall (in any process) finds the file up to date. Never fails the pass."""
-        if not self.persistent_recall:
-            return
-        start = time.perf_counter()
-        with self._recall_lock:
-            store = self._recall_file(self.paths)
-            try:
-                store.refresh()
-            except (RecallIndexUnavailable, SessionMemoryError) as exc:
-                self._recall_warn(f"{exc}; the next recall will try again")
-            finally:
-                store.release()  # a runtime that only writes holds no index file open
-            self._take_warnings(store)
-        self.last_recall_index_ms = (time.perf_counter() - start) * 1000.0
-
-    def _pending_index(self, indexed: set[str]) -> RecallIndex | None:
-        """Pending evidence whose events left the hot window (few documents, which depend on
-        the hot window): analysed in memory, cached until the folder or events.jsonl change."""
-        listing = _listing_key(self.paths.pending_dir)
-        if not listing:
-            return None
-        key = (_stat_key(self.paths.index), _stat_key(self.paths.events), listing)
-        if self._recall_cache is not None and self._recall_cache[0] == key:
-            return self._recall_cache[1]
-        pending = list_pending(self.paths)
-        hot_ids = {e.get("id") for e in self._hot_events()}
-        docs: list[RecallDoc] = []
-        for p in pending:
-            if p.meta.get("chunk_id") in indexed:
-                continue  # a pass committed it and has yet to delete the evidence
-            gone = [e for e in p.events if e.get("id") not in hot_ids]
-            if gone:
-                summary = p.meta.get("summary")
-                text = summary if isinstance(summary, str) else ""
-                docs.append(RecallDoc(p.pending_id, "pending", text, gone))
-        index = RecallIndex(docs)
-        self._recall_cache = (key, index)
-        return index
-
-    def _active_recall_index(self) -> tuple[tuple[Any, ...], RecallIndex]:
-        paths = self.paths
-        key = (_stat_key(paths.index), _stat_key(paths.chunks_dir))
-        cached = self._recall_active
-        if cached is not None and cached[0] == key:
-            return cached
-        docs: dict[str, tuple[Any, AnalyzedDoc]] = {}
-        for entry in read_index(paths).entries:
-            cid = entry.chunk_id
-            try:
-                file_key: Any = _stat_key(paths.chunk_file(cid))
-            except SessionMemoryError:
-                file_key = None
-            old = self._recall_docs.get(cid)
-            if old is not None and old[0] == file_key and old[1].doc.summary == entry.summary:
-                docs[cid] = old
-                continue
-            events = _chunk_events(paths, cid)
-            doc = RecallDoc(cid, "active", entry.summary, events, load=_chunk_loader(paths, cid))
-            docs[cid] = (file_key, analyze(doc))
-        analyzed = [a for _, a in docs.values()]
-        if cached is not None and _starts_with(analyzed, cached[1].analyzed):
-            index = cached[1].extended(analyzed[len(cached[1].analyzed) :])
-        else:
-            index = RecallIndex(analyzed)
-        self._recall_active = (key, index)
-        self._recall_docs = docs
-        return key, index
-
     def status(self) -> SessionStatus:
-        warnings: list[str] = []
-        snap = self.store.read_events()
-        state = None
-        if self.paths.state.exists():
-            state = self.store.read_state()
-        index_error = None
-        chunk_count = 0
-        try:
-            read = read_catalog(self.paths)
-            chunk_count = len(read)
-            warnings.extend(read.warnings)
-            not_regular: set[str] = set()
-            on_disk = chunk_file_names(self.paths, not_regular)
-            for chunk_id in read.chunk_ids():
-                if chunk_id in not_regular:
-                    warnings.append(
-                        f"{self.paths.chunk_file(chunk_id)}: not a regular file; "
-                        "its events cannot be recalled"
-                    )
-                elif chunk_id not in on_disk:
-                    chunk_file = self.paths.chunk_file(chunk_id)
-                    warnings.append(
-                        f"{chunk_file}: listed in {self.paths.index} but missing; "
-                        "its events cannot be recalled"
-                    )
-        except IndexCorruptError as exc:
-            index_error = str(exc)
-        try:
-            pending_count = len(list_pending(self.paths))
-        except SessionMemoryError as exc:
-            warnings.append(str(exc))
-            pending_count = 0
-        model = self.model or (state.model if state else None)
-        last_prompt = state.last_prompt_tokens if state else None
-        size = (state or _NO_STATE).prompt_size([e.get("id") for e in snap.events], snap.tokens)
-        decision = trigger_for(state or _NO_STATE, snap.events, snap.tokens, self.config, model)
-        warnings.extend(getattr(self.store, "warnings", []))
-        return SessionStatus(
-            memory_dir=self.memory_dir,
-            session_id=state.session_id if state else None,
-            event_count=snap.event_count,
-            hot_tokens=sum(snap.tokens),
-            last_prompt_tokens=last_prompt,
-            prompt_tokens=size.tokens,
-            prompt_tokens_source=size.source,
-            prompt_tokens_appended=size.appended,
-            context_window=self.config.window_for(model),
-            model=model,
-            should_compress=decision.should_compress,
-            trigger=decision.trigger,
-            trigger_reason=decision.reason,
-            chunk_count=chunk_count,
-            pending_count=pending_count,
-            corrupt_lines=len(snap.corrupt) + self.store.count_corrupt_quarantined(),
-            has_compressed_history=chunk_count > 0,
-            archives=self.list_archives(),
-            index_error=index_error,
-            warnings=warnings,
-        )
+        return session_status(self.store, self.config, memory_dir=self.memory_dir, model=self.model)
 
     def list_archives(self) -> list[ArchiveInfo]:
-        root = self.paths.archive_root
-        if not root.is_dir():
-            return []
-        out: list[ArchiveInfo] = []
-        for child in sorted(root.iterdir()):
-            if not child.is_dir() or child.is_symlink():
-                continue
-            try:
-                store = SessionStore(self.memory_dir, session=child)
-                event_count = _archive_event_count(store)
-                try:
-                    chunk_count = len(read_catalog(store.paths, write=False))
-                except IndexCorruptError:
-                    chunk_count = 0
-                created = store.read_state().created_at if store.paths.state.exists() else None
-            except SessionMemoryError:
-                continue
-            size = _tree_size(child)
-            out.append(
-                ArchiveInfo(
-                    session_id=child.name,
-                    path=child,
-                    event_count=event_count,
-                    chunk_count=chunk_count,
-                    created_at=created,
-                    size_bytes=size,
-                )
-            )
-        return out
+        return list_archives(self.memory_dir, self.paths)
 
     def close(self) -> None:
         """Wait for the background pass (if any) to finish; sync what was appended (a CLI
@@ -781,88 +442,3 @@ class MemoryManager:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _archive_event_count(store: SessionStore) -> int:
-    """The events in an archive's events.jsonl, as `read_events` counts them, without the
-    token estimates and digest a snapshot carries (status lists a hundred archives)."""
-    store.paths.ensure_inside_root()
-    path = store.paths.events
-    try:
-        fd = open_no_symlink(path, os.O_RDONLY)
-    except FileNotFoundError:
-        return 0
-    except OSError as exc:
-        raise StoreError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    with os.fdopen(fd, "rb") as fh:
-        data = fh.read()
-    return len(parse_event_lines(data, final=False).events)
-
-
-def _tree_size(folder: Path) -> int:
-    """Bytes of the files under `folder` (one stat per file, no Path objects: an archive of
-    10,000 chunks is listed in a few tens of milliseconds)."""
-    total = 0
-    stack = [str(folder)]
-    while stack:
-        try:
-            with os.scandir(stack.pop()) as listing:
-                for entry in listing:
-                    try:
-                        if entry.is_dir(follow_symlinks=False):
-                            stack.append(entry.path)
-                        elif entry.is_file():
-                            total += entry.stat().st_size
-                    except OSError:
-                        continue
-        except OSError:
-            continue
-    return total
-
-
-def _listing_key(folder: Path) -> tuple[tuple[str, int, int], ...]:
-    """Names, sizes and mtimes of a folder's files (empty when it does not exist)."""
-    out: list[tuple[str, int, int]] = []
-    with contextlib.suppress(OSError), os.scandir(folder) as it:
-        for entry in it:
-            with contextlib.suppress(OSError):
-                st = entry.stat(follow_symlinks=False)
-                out.append((entry.name, st.st_size, st.st_mtime_ns))
-    return tuple(sorted(out))
-
-
-def _chunk_events(paths: MemoryPaths, chunk_id: str) -> list[Event]:
-    """A chunk's events for recall; an unreadable chunk file leaves its summary searchable."""
-    try:
-        return read_chunk_events(paths, chunk_id)[0]
-    except StoreError:
-        return []
-
-
-def _chunk_loader(paths: MemoryPaths, chunk_id: str) -> Callable[[], list[Event]]:
-    return lambda: _chunk_events(paths, chunk_id)
-
-
-def _memory_index(paths: MemoryPaths) -> RecallIndex:
-    """A session's chunks analysed in memory (an archive whose recall.sqlite is unusable)."""
-    return RecallIndex(
-        RecallDoc(
-            e.chunk_id,
-            "active",
-            e.summary,
-            _chunk_events(paths, e.chunk_id),
-            load=_chunk_loader(paths, e.chunk_id),
-        )
-        for e in read_index(paths).entries
-    )
-
-
-def _starts_with(items: Sequence[object], prefix: Sequence[object]) -> bool:
-    return len(items) >= len(prefix) and all(a is b for a, b in zip(prefix, items, strict=False))
-
-
-def _stat_key(path: Path) -> tuple[int, int, int] | None:
-    with contextlib.suppress(OSError):
-        st = path.stat()
-        return (st.st_ino, st.st_size, st.st_mtime_ns)
-    return None

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING
 
 from core.atomic import open_no_symlink, read_bytes_no_symlink
 from core.errors import SessionMemoryError
-from core.manager import ArchiveInfo
 from core.paths import MemoryPaths
+from core.status import ArchiveInfo
 from inspector.chunk_catalog import chunk_count
 from inspector.safe_text import one_line
 

@@ -35,10 +35,11 @@ from core.chunks import list_pending
 from core.errors import IndexCorruptError, SessionMemoryError
 from core.events import CutClass, Event, cut_class, is_synthetic
 from core.jsonl import parse_event_lines
-from core.manager import ArchiveInfo, MemoryManager
+from core.manager import MemoryManager
 from core.planner import CompactionPlan, PlannerConfig, plan_compaction
 from core.reader import EventTail
 from core.state import SessionState
+from core.status import ArchiveInfo
 from core.text import content_text
 from core.tokens import estimate_event_tokens
 from core.trigger import PromptSize, prompt_size

@@ -35,12 +35,12 @@ def test_pass_writes_the_index_and_a_fresh_process_reads_no_chunk_file(
     chunks = sorted(p.stem for p in (root / "session" / "chunks").glob("chunk_*.jsonl"))
     assert indexed_ids(index_file(root)) == chunks, "each pass's hook added its chunk"
 
-    import core.manager
+    import core.recall_cache
 
     reads: list[str] = []
-    real = core.manager.read_chunk_events
+    real = core.recall_cache.read_chunk_events
     monkeypatch.setattr(
-        core.manager, "read_chunk_events", lambda p, c: reads.append(c) or real(p, c)
+        core.recall_cache, "read_chunk_events", lambda p, c: reads.append(c) or real(p, c)
     )
     fresh = MemoryManager(root, config(), read_only=True)
     (hit,) = fresh.recall("module_4.py", limit=1).results
@@ -62,7 +62,7 @@ def test_a_pass_of_another_process_is_picked_up_incrementally(tmp_path: Path) ->
     assert writer.save(force=True).compacted
     hits = reader.recall("TKT-7").results
     assert hits and "TKT-7" in json.dumps(hits[0].events)
-    store = reader._recall_files[root / "session"]
+    store = reader.recall_cache.files[root / "session"]
     new_chunks = len(list((root / "session" / "chunks").glob("chunk_*.jsonl"))) - before
     assert new_chunks >= 1
     assert store.last_sync.added == new_chunks and not store.last_sync.rebuilt
@@ -80,7 +80,7 @@ def test_a_changed_chunk_file_makes_the_index_stale_and_it_is_rebuilt(tmp_path: 
     fresh = MemoryManager(root, config(), read_only=True)
     hits = fresh.recall("zanzibar_quokka.cfg").results
     assert [h.chunk_id for h in hits] == [chunk.stem]
-    assert fresh._recall_files[root / "session"].last_sync.rebuilt
+    assert fresh.recall_cache.files[root / "session"].last_sync.rebuilt
     assert_same_as_in_memory(root)
 
 
@@ -159,7 +159,7 @@ def test_rotation_carries_the_index_and_all_sessions_names_each_session(tmp_path
     assert result.results[0].to_json()["session_id"] == old_id
     mixed = mm.recall("ticket camera", limit=20, all_sessions=True).results
     assert {(h.session_id, h.archived) for h in mixed} == {(old_id, True), (new_id, False)}
-    store = mm._recall_files[root / "session_archive" / str(old_id)]
+    store = mm.recall_cache.files[root / "session_archive" / str(old_id)]
     assert store.last_sync.added == 0 and not store.last_sync.rebuilt, "used as it was"
     assert_same_as_in_memory(root, all_sessions=True)
 
