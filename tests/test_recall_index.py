@@ -264,3 +264,27 @@ def test_a_writer_elsewhere_is_not_mistaken_for_corruption(
     later = MemoryManager(root, config())
     assert later.recall("TKT-7", limit=10) == in_memory(root, "TKT-7", limit=10)
     assert later.recall_warnings == []
+
+
+def test_a_pass_hook_adds_its_chunk_alone_and_the_next_query_still_checks_the_files(
+    tmp_path: Path,
+) -> None:
+    """The hook does not stat every chunk file (the cost that grew with history); a chunk file
+    changed behind the index's back is still caught, by the query, before it answers."""
+    root = compacted_root(tmp_path, passes=1)
+    writer = MemoryManager(root, config())
+    writer.recall("module_4.py")
+    old = sorted((root / "session" / "chunks").glob("chunk_*.jsonl"))[0]
+    lines = old.read_text().splitlines()
+    event = json.loads(lines[0])
+    event["content"] = "zanzibar_quokka.cfg was the culprit"
+    lines[0] = json.dumps(event)
+    old.write_text("\n".join(lines) + "\n")
+    fill(writer, 3, start=6)
+    assert writer.save(force=True).compacted
+    store = writer.recall_cache.files[root / "session"]
+    assert store.last_sync.added >= 1 and not store.last_sync.rebuilt, "the append alone"
+    hits = writer.recall("zanzibar_quokka.cfg").results
+    assert [h.chunk_id for h in hits] == [old.stem]
+    assert store.last_sync.rebuilt, "the query found the changed file and rebuilt"
+    assert_same_as_in_memory(root)
