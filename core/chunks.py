@@ -428,20 +428,28 @@ class PendingEvidence:
     corrupt: list[CorruptLine]
 
 
+def pending_meta_bytes(meta: dict[str, Any], where: Path) -> bytes:
+    """A pending sidecar's bytes (indented JSON, UTF-8; ASCII escapes when the meta holds a
+    lone surrogate): the one format `write_pending` and a pass's staging both write."""
+    try:
+        text = json.dumps(meta, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return (json.dumps(meta, indent=2, allow_nan=False) + "\n").encode("ascii")
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise StoreError(f"cannot write {where}: meta is not JSON ({exc})") from exc
+
+
 def write_pending(
     paths: MemoryPaths, pending_id: str, events: Sequence[Event], meta: dict[str, Any]
 ) -> None:
-    """Atomically write `<id>.jsonl`, then `<id>.meta.json` (caller holds the session lock)."""
+    """Atomically write `<id>.jsonl`, then `<id>.meta.json` (caller holds the session lock):
+    pending evidence in one step (a pass stages the same bytes unlocked and publishes them
+    under the lock, core.maintenance)."""
     events_path = paths.pending_file(pending_id)
     meta_path = paths.pending_meta_file(pending_id)
     data = _events_bytes(events, f"pending {pending_id}")
-    try:
-        meta_text = json.dumps(meta, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
-        meta_bytes = meta_text.encode("utf-8")
-    except UnicodeEncodeError:
-        meta_bytes = (json.dumps(meta, indent=2, allow_nan=False) + "\n").encode("ascii")
-    except (TypeError, ValueError, RecursionError) as exc:
-        raise StoreError(f"cannot write {meta_path}: meta is not JSON ({exc})") from exc
+    meta_bytes = pending_meta_bytes(meta, meta_path)
     _make_dir(paths, paths.pending_dir)
     atomic_write_bytes(events_path, data)
     fault_point("between_pending_writes")
@@ -523,6 +531,7 @@ __all__ = [
     "list_pending",
     "new_pending_id",
     "next_chunk_id",
+    "pending_meta_bytes",
     "read_chunk_events",
     "read_index",
     "render_index",

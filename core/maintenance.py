@@ -21,7 +21,6 @@ events are all still in the hot window.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import time
 from collections.abc import Iterator, Sequence
@@ -52,6 +51,7 @@ from core.chunks import (
     list_pending,
     new_pending_id,
     next_chunk_id,
+    pending_meta_bytes,
     read_chunk_events,
     read_index,
     write_chunk_file,
@@ -677,15 +677,8 @@ def _stat_key(path: Path) -> tuple[int, int, int, int] | None:
 
 
 def _meta_bytes(meta: dict[str, Any], where: Path) -> bytes:
-    """A pending sidecar as `write_pending` writes it."""
-    try:
-        return (json.dumps(meta, ensure_ascii=False, indent=2, allow_nan=False) + "\n").encode(
-            "utf-8"
-        )
-    except UnicodeEncodeError:
-        return (json.dumps(meta, indent=2, allow_nan=False) + "\n").encode("ascii")
-    except (TypeError, ValueError, RecursionError) as exc:
-        raise StoreError(f"cannot write {where}: meta is not JSON ({exc})") from exc
+    """A pending sidecar as `write_pending` writes it (core.chunks.pending_meta_bytes)."""
+    return pending_meta_bytes(meta, where)
 
 
 def _append(tmp: Path, data: bytes) -> None:

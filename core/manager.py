@@ -267,8 +267,6 @@ class MemoryManager:
         self._writable()
         return self._run_and_record(force=force, focus=focus, prompt_tokens=prompt_tokens)
 
-    compact = save
-
     def plan(
         self,
         *,

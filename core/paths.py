@@ -1,7 +1,8 @@
 """Every path under a memory root (contract §1), and the one check that keeps ids inside it.
 
 No file outside the memory root is ever opened through a name taken from data: chunk ids,
-pending ids and session ids all go through `validate_chunk_id`, and the session folder itself
+pending ids and session ids all go through `validate_safe_id` (as `validate_chunk_id`,
+`validate_pending_id`, `validate_session_id`), and the session folder itself
 (which may be a symlink) must resolve inside the root.
 """
 
@@ -20,22 +21,38 @@ CHUNK_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 CHUNK_ID_MAX_LEN = 128
 
 
-def validate_chunk_id(cid: object) -> str:
-    """Return `cid` when it is a safe id; raise ChunkIdError naming it otherwise."""
+def validate_safe_id(value: object, kind: str) -> str:
+    """Return `value` when it is a safe file-name stem (CHUNK_ID_RE, at most CHUNK_ID_MAX_LEN
+    characters); ChunkIdError naming the `kind` of id and the value (cut short) otherwise."""
     if (
-        isinstance(cid, str)
-        and len(cid) <= CHUNK_ID_MAX_LEN
-        and "\x00" not in cid
-        and CHUNK_ID_RE.fullmatch(cid) is not None
+        isinstance(value, str)
+        and len(value) <= CHUNK_ID_MAX_LEN
+        and "\x00" not in value
+        and CHUNK_ID_RE.fullmatch(value) is not None
     ):
-        return cid
-    shown = repr(cid)
+        return value
+    shown = repr(value)
     if len(shown) > 60:
         shown = shown[:57] + "..."
     raise ChunkIdError(
-        f"invalid chunk id {shown}: must match {CHUNK_ID_RE.pattern} "
+        f"invalid {kind} {shown}: must match {CHUNK_ID_RE.pattern} "
         f"and be at most {CHUNK_ID_MAX_LEN} characters"
     )
+
+
+def validate_chunk_id(cid: object) -> str:
+    """Return `cid` when it is a safe chunk id; raise ChunkIdError naming it otherwise."""
+    return validate_safe_id(cid, "chunk id")
+
+
+def validate_pending_id(pid: object) -> str:
+    """A pending evidence id, checked as a chunk id is."""
+    return validate_safe_id(pid, "pending id")
+
+
+def validate_session_id(sid: object) -> str:
+    """A session id (an archive's folder name), checked as a chunk id is."""
+    return validate_safe_id(sid, "session id")
 
 
 def _resolved(path: Path) -> Path:
@@ -60,13 +77,9 @@ class MemoryPaths:
         )
 
     @classmethod
-    def for_root(cls, root: Path | str) -> MemoryPaths:
-        return cls(root)
-
-    @classmethod
     def for_archive(cls, root: Path | str, session_id: str) -> MemoryPaths:
         """An archived session `root/session_archive/<session_id>` (the id is validated)."""
-        sid = validate_chunk_id(session_id)
+        sid = validate_session_id(session_id)
         base = Path(os.path.abspath(root))
         return cls(base, base / "session_archive" / sid)
 
@@ -118,18 +131,14 @@ class MemoryPaths:
     def is_archive(self) -> bool:
         return self.session != self.root / "session"
 
-    def archive_dir(self, session_id: str) -> Path:
-        """`root/session_archive/<session_id>` (the id is validated)."""
-        return self.archive_root / validate_chunk_id(session_id)
-
     def chunk_file(self, chunk_id: str) -> Path:
         return self.chunks_dir / f"{validate_chunk_id(chunk_id)}.jsonl"
 
     def pending_file(self, pending_id: str) -> Path:
-        return self.pending_dir / f"{validate_chunk_id(pending_id)}.jsonl"
+        return self.pending_dir / f"{validate_pending_id(pending_id)}.jsonl"
 
     def pending_meta_file(self, pending_id: str) -> Path:
-        return self.pending_dir / f"{validate_chunk_id(pending_id)}.meta.json"
+        return self.pending_dir / f"{validate_pending_id(pending_id)}.meta.json"
 
     def ensure_inside_root(self, path: Path | None = None) -> Path:
         """Refuse (StoreError) when `path` (default: the session folder) resolves outside the
@@ -144,4 +153,12 @@ class MemoryPaths:
         return target
 
 
-__all__ = ["CHUNK_ID_MAX_LEN", "CHUNK_ID_RE", "MemoryPaths", "validate_chunk_id"]
+__all__ = [
+    "CHUNK_ID_MAX_LEN",
+    "CHUNK_ID_RE",
+    "MemoryPaths",
+    "validate_chunk_id",
+    "validate_pending_id",
+    "validate_safe_id",
+    "validate_session_id",
+]

@@ -629,10 +629,6 @@ class RecallIndex:
                     own.add(term)
         self.docs = [a.doc for a in self._analyzed]
 
-    @classmethod
-    def build(cls, docs: Iterable[RecallDoc | AnalyzedDoc]) -> RecallIndex:
-        return cls(docs)
-
     @property
     def analyzed(self) -> Sequence[AnalyzedDoc]:
         return self._analyzed

@@ -1,5 +1,6 @@
 """Chat-message records ↔ session events, scrubbed at the boundary (design: Screenshot Data
-Scrubbing: sanitizeMessageRecords, sessionEventFromRecord, compactToolResultForChatHistory).
+Scrubbing: sanitizeMessageRecords and sessionEventFromRecord; the design's
+compactToolResultForChatHistory is `sanitize_message_records` applied to tool records).
 
 A runtime that keeps its own chat-history store (langchain-style message records) converts
 through here, so a screenshot payload never reaches any persisted store by another path.
@@ -14,15 +15,6 @@ from typing import Any
 
 from core.events import Event
 from core.scrub import strip_screenshot_data
-
-
-def session_event_from_record(record: Mapping[str, Any]) -> Event:
-    """One chat message record ({role, content, tool_calls?, tool_call_id?, name?}) as an event.
-
-    An assistant record with tool_calls becomes a tool_call event (the first call; use
-    `session_events_from_record` for all of them).
-    """
-    return session_events_from_record(record)[0]
 
 
 def session_events_from_record(record: Mapping[str, Any]) -> list[Event]:
@@ -77,6 +69,3 @@ def sanitize_message_records(records: Sequence[Mapping[str, Any]]) -> list[dict[
                 rec["content"] = probe["content"]
         out.append(rec)
     return out
-
-
-compact_tool_result_for_chat_history = sanitize_message_records

@@ -15,7 +15,7 @@ from core.errors import BadInputError, SessionMemoryError, StoreError
 from core.events import now_ts
 from core.faults import fault_point
 from core.maintenance import maintenance_slot, recover_locked
-from core.paths import validate_chunk_id
+from core.paths import validate_session_id
 from core.store import SessionStore
 
 
@@ -60,7 +60,7 @@ def rotate(store: SessionStore, config: CompactionConfig) -> RotationResult:
             if free:
                 recover_locked(store, config)
         try:
-            session_id = validate_chunk_id(state.session_id)
+            session_id = validate_session_id(state.session_id)
         except BadInputError:
             session_id = "s-unknown-" + now_ts().replace(":", "").replace(".", "")[:17]
         try:

@@ -14,7 +14,7 @@ from typing import Any
 
 from core.errors import BadInputError, StoreError
 from core.events import now_ts
-from core.paths import validate_chunk_id
+from core.paths import validate_session_id
 from core.trigger import PromptSize, prompt_size
 
 MAX_PROMPT_TOKENS = 10**12
@@ -110,7 +110,7 @@ class SessionState:
             raise StoreError(f"{where}: state must be a JSON object, got {type(obj).__name__}")
         sid = obj.get("session_id")
         try:
-            validate_chunk_id(sid)
+            validate_session_id(sid)
         except BadInputError as exc:
             raise StoreError(f"{where}: bad session_id ({exc})") from exc
         created = obj.get("created_at")

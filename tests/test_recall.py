@@ -171,7 +171,7 @@ def test_pending_count_uses_source_only() -> None:
         RecallDoc("chunk_0009", "pending", "router reboot", []),
         RecallDoc("chunk_0010", "active", "router logs", []),
     ]
-    result = RecallIndex.build(docs).search("router", limit=5)
+    result = RecallIndex(docs).search("router", limit=5)
     assert {h.chunk_id: h.source for h in result.results} == {
         "pending-7f3a": "active",
         "chunk_0009": "pending",

@@ -39,7 +39,7 @@ def _write(path: Path, data: bytes) -> None:
 
 
 def test_paths_follow_the_contract_layout(tmp_path: Path) -> None:
-    p = MemoryPaths.for_root(tmp_path)
+    p = MemoryPaths(tmp_path)
     s = tmp_path / "session"
     assert p.session == s
     assert (p.events, p.state, p.summary, p.summary_archive) == (
