@@ -185,7 +185,7 @@ class MemoryManager:
         self.request_maintenance()
         return event
 
-    # -- maintenance -----------------------------------------------------------------------
+    # -- maintenance passes (design: RequestMaintenance, Save) -----------------------------
 
     def request_maintenance(self) -> None:
         """Schedule a pass on a background thread and return at once; a request while one
@@ -198,14 +198,14 @@ class MemoryManager:
                 return
             self._running = True
         self._thread = threading.Thread(
-            target=self._maintenance_loop, name="session-maintenance", daemon=True
+            target=self._pass_loop, name="session-maintenance", daemon=True
         )
         self._thread.start()
 
-    def _maintenance_loop(self) -> None:
+    def _pass_loop(self) -> None:
         while True:
             try:
-                self._run_and_record()
+                self._run_pass()
             except Exception as exc:  # the thread must survive: reported via telemetry
                 self.telemetry.errors += 1
                 self.telemetry.last_error = f"{type(exc).__name__}: {exc}"
@@ -227,13 +227,15 @@ class MemoryManager:
         with self._cond:
             return self._cond.wait_for(lambda: not self._running, timeout=timeout)
 
-    def _run_and_record(
+    def _run_pass(
         self,
         *,
         force: bool = False,
         focus: str | None = None,
         prompt_tokens: int | None = None,
     ) -> PassResult:
+        """One pass, counted in telemetry; a pass that added a chunk adds it to recall's file,
+        and `on_pass` sees every result."""
         result = run_pass(
             self.store,
             self.config,
@@ -263,9 +265,9 @@ class MemoryManager:
         focus: str | None = None,
         prompt_tokens: int | None = None,
     ) -> PassResult:
-        """Run the maintenance pass synchronously (design: MemoryManager.Save)."""
+        """Run one maintenance pass synchronously (design: MemoryManager.Save)."""
         self._writable()
-        return self._run_and_record(force=force, focus=focus, prompt_tokens=prompt_tokens)
+        return self._run_pass(force=force, focus=focus, prompt_tokens=prompt_tokens)
 
     def plan(
         self,

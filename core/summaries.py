@@ -47,9 +47,8 @@ from core.runs import (
     OUTCOME_LABEL,
     REQUEST_LABEL,
     SPLIT_TURN_MARKER,
-    one_line,
 )
-from core.text import shorten
+from core.text import collapse_whitespace, shorten
 from core.tokens import estimate_tokens, fit_tokens
 
 TITLE = "# Session History (compressed chunks)"
@@ -225,7 +224,7 @@ class RunLine:
 
 
 def _value(line: str, label: str) -> str:
-    return one_line(line.removeprefix("- ").strip()[len(label) :])
+    return collapse_whitespace(line.removeprefix("- ").strip()[len(label) :])
 
 
 def _split_at_marker(summary: str) -> tuple[str, str, str]:
@@ -269,7 +268,9 @@ def run_lines(chunk_id: str, summary: str) -> list[RunLine]:
         for i, line in enumerate(lines):
             if line == ORIGINAL_REQUEST_LABEL:
                 nxt = next((ln for ln in lines[i + 1 :] if ln), "")
-                request = one_line(nxt.removeprefix("- ")) if nxt.startswith("- ") else ""
+                request = (
+                    collapse_whitespace(nxt.removeprefix("- ")) if nxt.startswith("- ") else ""
+                )
             elif line.startswith("- " + EDITED_LABEL):
                 for path in _value(line, EDITED_LABEL).split(", "):
                     if path and path not in run.edits:
@@ -289,7 +290,7 @@ def _fold_runs(chunk_id: str, summary: str) -> list[RunLine]:
     runs = run_lines(chunk_id, summary)
     if runs:
         return runs
-    lines = [one_line(ln) for ln in normalize_summary(summary).split("\n") if ln.strip()]
+    lines = [collapse_whitespace(ln) for ln in normalize_summary(summary).split("\n") if ln.strip()]
     text = " / ".join(lines[:12])
     return [RunLine([chunk_id], text or "(no summary)")]
 
@@ -494,7 +495,9 @@ def _run_requests(chunk_id: str, summary: str) -> list[tuple[bool, str]]:
         for i, line in enumerate(lines):
             if line == ORIGINAL_REQUEST_LABEL:
                 nxt = next((ln for ln in lines[i + 1 :] if ln), "")
-                request = one_line(nxt.removeprefix("- ")) if nxt.startswith("- ") else ""
+                request = (
+                    collapse_whitespace(nxt.removeprefix("- ")) if nxt.startswith("- ") else ""
+                )
         if request:
             out.append((True, request))
     if not out:
