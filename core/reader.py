@@ -4,6 +4,11 @@
 large session costs nothing per refresh. A compaction or rotation rewrites the file (new inode,
 shorter file, different first line): that is reported as `reset` and the file is read again
 from the start. Parsing is `core.jsonl.parse_event_lines`, the same parser the store uses.
+
+`Record` is not `core.jsonl.ParsedLine` under another name: a ParsedLine is what the parser
+finds (the store keeps a corrupt line's bytes whole, to quarantine them), a Record is a
+viewer's row: the same line with its token estimate and a corrupt line's bytes capped for
+display. Following a file across polls and rewrites is this module's idea, not the format's.
 """
 
 from __future__ import annotations
