@@ -21,6 +21,12 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return out
 
 
+def yaml_entries(index: Path) -> list[dict[str, Any]]:
+    """index.yaml's chunk entries as plain JSON values (timestamps as strings), to compare."""
+    entries = yaml.safe_load(index.read_text(encoding="utf-8"))["chunks"]
+    return [json.loads(json.dumps(e, default=str)) for e in entries]
+
+
 def session_dirs(root: Path) -> list[Path]:
     dirs = [root / "session"] if (root / "session").exists() else []
     archive = root / "session_archive"

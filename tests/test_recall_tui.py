@@ -4,7 +4,6 @@ chunk with the matched event selected, archived sessions searched when asked."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from rich.text import Text
 from textual.app import App, ComposeResult
@@ -14,6 +13,7 @@ from core.config import CompactionConfig
 from core.manager import MemoryManager
 from inspector.stylesheets import STYLESHEETS
 from inspector.widgets.recall_view import RecallView, chunk_text, highlight_terms
+from tests.helpers.tui import settle
 
 
 class Host(App[None]):
@@ -29,13 +29,6 @@ class Host(App[None]):
 
     def action_sentinel(self) -> None:
         self.sentinel_calls += 1
-
-
-async def settle(app: App[Any], pilot: Any) -> None:
-    await app.workers.wait_for_complete()
-    await pilot.pause()
-    await app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 def rendered(widget: Static) -> Text:

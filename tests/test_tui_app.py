@@ -12,13 +12,10 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from rich.cells import cell_len
-from textual import events
-from textual.pilot import Pilot
 from textual.widgets import Input, TabbedContent
 
 from core.chunks import read_index
@@ -36,78 +33,13 @@ from inspector.widgets.plan_panel import PlanPanel
 from inspector.widgets.status_header import StatusHeader
 from inspector.widgets.summary_view import SummaryView
 from tests.cli_util import cli_ok
+from tests.helpers.tui import SIZE, burst, make, screen_text, settle, until
 from tests.tui_fixtures import CONFIG, FIXED_SESSION, build_basic, build_big, build_with_archive
-
-SIZE = (120, 40)
-
-
-def make(root: Path, **kw: object) -> InspectorApp:
-    kw.setdefault("watch", False)
-    return create_app(root, config=CONFIG, display_root="m", clock=lambda: "12:00:00", **kw)  # type: ignore[arg-type]
-
-
-async def settle(app: InspectorApp, pilot: Pilot[int]) -> None:
-    """Let every worker finish (the watcher, which runs until quit, excepted)."""
-    for _ in range(4):
-        workers = [w for w in app.workers if w.group != "watch"]
-        if workers:
-            await app.workers.wait_for_complete(workers)
-        await pilot.pause()
-
-
-async def until(pilot: Pilot[int], cond: Callable[[], bool], timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            app = pilot.app
-            log = app.query_one(ActivityLog).lines_written[-8:]  # type: ignore[attr-defined]
-            raise AssertionError(f"condition not met before the deadline; activity: {log}")
-        await pilot.pause(0.02)
-
-
-def screen_text(app: InspectorApp) -> str:
-    """What is on screen now, as plain text (from the SVG export's text runs)."""
-    import html
-    import re
-
-    svg = app.export_screenshot()
-    rows: dict[float, list[tuple[float, str]]] = {}
-    pattern = r'<text class="[^"]*" x="([\d.]+)" y="([\d.]+)"[^>]*>(.*?)</text>'
-    for m in re.finditer(pattern, svg):
-        rows.setdefault(float(m.group(2)), []).append((float(m.group(1)), m.group(3)))
-    lines = []
-    for _, runs in sorted(rows.items()):
-        line = ""
-        for x, run in sorted(runs):
-            column = round(x / 12.2)  # Textual's SVG cell width; blank runs are not exported
-            if cell_len(line) < column:
-                line += " " * (column - cell_len(line))
-            line += html.unescape(run).replace("\xa0", " ")
-        lines.append(line.rstrip())
-    return "\n".join(lines)
-
-
-async def burst(pilot: Pilot[int], keys: str | list[str]) -> None:
-    """Keys sent in one go, as a fast typist or tmux delivers them: no waiting in between for
-    the app to handle the previous key (Pilot.press waits after each)."""
-    app = pilot.app
-    driver = app._driver
-    assert driver is not None
-    for key in keys:
-        event = events.Key(key, key if len(key) == 1 else None)
-        event.set_sender(app)
-        driver.send_message(event)
-    await pilot.pause()
 
 
 def events_on_disk(root: Path) -> list[dict[str, object]]:
     lines = (root / "session" / "events.jsonl").read_text(encoding="utf-8").splitlines()
     return [json.loads(line) for line in lines if line.strip()]
-
-
-@pytest.fixture
-def basic(tmp_path: Path) -> Path:
-    return build_basic(tmp_path / "m")
 
 
 async def test_hot_window_shows_every_event_with_header_and_marks(basic: Path) -> None:
@@ -281,7 +213,7 @@ async def test_force_compaction_with_focus(tmp_path: Path) -> None:
         assert not isinstance(app.screen, FocusPromptScreen)
         log = app.query_one(ActivityLog).lines_written
         assert "action: compact: started (focus 'booking')" in log, log
-        assert "compact" in app.actions_run
+        assert "compact" in app.probe.actions_run
         entries = read_index(MemoryManager(root, CONFIG).paths).entries
         assert len(entries) == 2
         assert app.status.chunk_count == 2
@@ -295,7 +227,7 @@ async def test_force_compaction_cancel_does_nothing(basic: Path) -> None:
         await pilot.pause()
         await pilot.press("escape")
         await settle(app, pilot)
-        assert "compact" not in app.actions_run
+        assert "compact" not in app.probe.actions_run
         assert len(read_index(MemoryManager(basic, CONFIG).paths).entries) == 1
 
 
@@ -347,7 +279,7 @@ async def test_repair_after_confirmation_quarantines_corrupt_lines(basic: Path) 
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("y")
         await settle(app, pilot)
-        assert "repair" in app.actions_run
+        assert "repair" in app.probe.actions_run
         assert not any(r.corrupt for r in app.query_one(HotWindow).snapshot.rows)
         assert (basic / "session" / "corrupt.jsonl").exists()
         assert app.query_one(StatusHeader).info.corrupt_lines == 1  # now quarantined
@@ -431,7 +363,7 @@ async def test_read_only_hides_and_refuses_every_write(basic: Path) -> None:
         await pilot.press("m", "c", "r", "a", "R")
         await settle(app, pilot)
         assert app.screen is app.screen_stack[0]
-        assert not WRITE_ACTIONS & set(app.actions_run)
+        assert not WRITE_ACTIONS & set(app.probe.actions_run)
         assert "READ-ONLY" in screen_text(app)
     assert session_files(basic) == before
     assert (basic / "session" / "events.jsonl").read_bytes() == events_before
@@ -476,7 +408,7 @@ async def test_archive_opens_read_only_and_labelled(tmp_path: Path) -> None:
             assert app.check_action(action, ()) is False
         await pilot.press("m")
         await settle(app, pilot)
-        assert "maintenance" not in app.actions_run
+        assert "maintenance" not in app.probe.actions_run
         await pilot.press("b")
         await settle(app, pilot)
         assert app.archive_id is None and not app.query_one("#archive-banner").display
@@ -496,7 +428,7 @@ async def test_worker_error_is_reported_not_fatal(basic: Path) -> None:
         await pilot.press("enter")
         await settle(app, pilot)
         assert app.is_running
-        assert any(line.startswith("compact:") for line in app.errors_shown)
+        assert any(line.startswith("compact:") for line in app.probe.errors_shown)
         assert any("error" in line for line in app.query_one(ActivityLog).lines_written)
 
 
@@ -705,7 +637,7 @@ async def test_read_only_write_keys_say_why(basic: Path) -> None:
         assert "Run maintenance (m): the inspector was started with --read-only" in " ".join(
             _notes(app)
         )
-        assert "maintenance" not in app.actions_run
+        assert "maintenance" not in app.probe.actions_run
 
 
 async def test_demo_keys_after_the_end_say_why(tmp_path: Path) -> None:

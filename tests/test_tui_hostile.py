@@ -7,20 +7,13 @@ import os
 import shutil
 from pathlib import Path
 
-import pytest
-
 from core.manager import MemoryManager
 from inspector.app import InspectorApp
 from inspector.widgets.event_detail import EventDetail
 from inspector.widgets.hot_window import HotWindow
 from inspector.widgets.status_header import StatusHeader
-from tests.test_tui_app import SIZE, make, screen_text, settle
-from tests.tui_fixtures import CONFIG, HOSTILE_CHUNK_IDS, MARKUP, build_basic, build_hostile
-
-
-@pytest.fixture
-def hostile(tmp_path: Path) -> Path:
-    return build_hostile(tmp_path / "m")
+from tests.helpers.tui import SIZE, make, screen_text, settle
+from tests.tui_fixtures import CONFIG, HOSTILE_CHUNK_IDS, MARKUP, build_basic
 
 
 def row_of(app: InspectorApp, pred: object) -> int:
@@ -55,7 +48,7 @@ async def test_markup_in_events_is_literal_and_clicking_runs_nothing(hostile: Pa
             await pilot.pause()
         await settle(app, pilot)
         assert app.is_running and app.return_code is None
-        assert app.actions_run == []
+        assert app.probe.actions_run == []
         assert hot.cursor == 0
 
 
@@ -190,7 +183,7 @@ async def test_hostile_chunk_ids_in_index_are_literal_and_open_nothing(hostile: 
         await settle(app, pilot)
         await pilot.press("4")
         await settle(app, pilot)
-        assert app.is_running and app.actions_run == []
+        assert app.is_running and app.probe.actions_run == []
         assert "\x1b" not in screen_text(app)
 
 
@@ -207,8 +200,8 @@ async def test_hostile_summary_and_error_text_in_notifications(hostile: Path) ->
         await pilot.press("3")
         await settle(app, pilot)
         assert app.is_running
-        assert "[@click=app.quit]click me[/]" in app.errors_shown[-1]
-        assert "\x1b" not in app.errors_shown[-1]
+        assert "[@click=app.quit]click me[/]" in app.probe.errors_shown[-1]
+        assert "\x1b" not in app.probe.errors_shown[-1]
 
 
 async def test_memory_root_that_does_not_exist_yet(tmp_path: Path) -> None:
@@ -237,7 +230,7 @@ async def test_unreadable_state_json_is_reported_once_not_in_a_loop(tmp_path: Pa
         await settle(app, pilot)
         app.reload_all()
         await settle(app, pilot)
-        errors = [e for e in app.errors_shown if e.startswith("status:")]
-        assert len(errors) == 1, app.errors_shown
+        errors = [e for e in app.probe.errors_shown if e.startswith("status:")]
+        assert len(errors) == 1, app.probe.errors_shown
         assert app.query_one(HotWindow).snapshot.length == 23
-        assert app.is_running and app.actions_run == []
+        assert app.is_running and app.probe.actions_run == []

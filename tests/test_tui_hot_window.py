@@ -16,7 +16,6 @@ from rich.segment import Segment
 
 from core.events import is_synthetic
 from core.manager import MemoryManager
-from inspector.app import InspectorApp, create_app
 from inspector.model import HotWindowModel
 from inspector.widgets.hot_window import (
     CLASS_LABEL,
@@ -25,7 +24,7 @@ from inspector.widgets.hot_window import (
     _blanks_after_text,
     columns_for,
 )
-from tests.test_tui_app import settle
+from tests.helpers.tui import make, settle
 from tests.tui_fixtures import CONFIG, build_split_first, ev
 
 CJK = "把下载文件夹里超过一个月的安装包都删掉，然后告诉我释放了多少空间。" * 4
@@ -60,14 +59,10 @@ def _cells(text: str) -> list[str]:
     return out
 
 
-def _make(root: Path) -> InspectorApp:
-    return create_app(root, config=CONFIG, watch=False, display_root="m")
-
-
 @pytest.mark.parametrize("width", [80, 120])
 async def test_every_row_lines_up_in_every_state(tmp_path: Path, width: int) -> None:
     root = _split_root_with_everything(tmp_path / "m")
-    app = _make(root)
+    app = make(root)
     async with app.run_test(size=(width, 50)) as pilot:
         await settle(app, pilot)
         await pilot.press("p")  # cut preview: compacted rows dimmed, pulled-in context, cut line
@@ -170,7 +165,7 @@ def test_first_compaction_split_turn_puts_the_synthetic_event_after_the_pinned_r
 
 async def test_root_and_synthetic_marks_on_screen_and_in_the_detail(tmp_path: Path) -> None:
     root = build_split_first(tmp_path / "m")
-    app = _make(root)
+    app = make(root)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
         await pilot.press("home")

@@ -19,15 +19,10 @@ from inspector.screens import FocusPromptScreen
 from inspector.widgets.plan_panel import PlanPanel
 from inspector.widgets.status_header import HeaderInfo, header_line1, header_line2
 from inspector.widgets.text_document import wrap_line
-from tests.test_tui_app import burst, make, screen_text, settle
-from tests.tui_fixtures import FIXED_SESSION, build_basic
+from tests.helpers.tui import burst, make, screen_text, settle
+from tests.tui_fixtures import FIXED_SESSION
 
 LONG_ROOT = "/home/someone/projects/device-agent/runs/2026-11-30/memory"
-
-
-@pytest.fixture
-def basic(tmp_path: Path) -> Path:
-    return build_basic(tmp_path / "m")
 
 
 def footer_line(app: InspectorApp) -> str:
@@ -87,7 +82,7 @@ async def test_recall_tab_gives_its_search_field_the_keyboard(basic: Path) -> No
         await burst(pilot, "crash")
         await settle(app, pilot)
         assert field.value == "crash"
-        assert "compact" not in app.actions_run
+        assert "compact" not in app.probe.actions_run
         assert not isinstance(app.screen, FocusPromptScreen)
         # enter searches; escape goes to the results, escape again back to the hot window.
         await pilot.press("enter", "escape", "escape")
@@ -175,7 +170,7 @@ async def test_write_keys_on_an_archived_session_say_why(tmp_path: Path) -> None
         await pilot.pause()
         notes = [str(n.message) for n in app._notifications]
         assert any("archive" in n for n in notes), notes
-        assert "compact" not in app.actions_run
+        assert "compact" not in app.probe.actions_run
 
 
 @pytest.mark.parametrize("size", [(80, 24), (60, 20)])

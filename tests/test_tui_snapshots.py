@@ -15,10 +15,9 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input
 
-from inspector.app import InspectorApp, create_app
 from inspector.widgets.hot_window import HotWindow
+from tests.helpers.tui import make
 from tests.tui_fixtures import (
-    CONFIG,
     build_basic,
     build_hostile,
     build_split_first,
@@ -29,10 +28,6 @@ pytestmark = pytest.mark.extended
 """A minute of SVG snapshots: CI runs them as their own step (`pytest -m extended`)."""
 
 SIZES = [(60, 20), (80, 24), (120, 40)]
-
-
-def _app(root: Path) -> InspectorApp:
-    return create_app(root, config=CONFIG, watch=False, display_root="m", clock=lambda: "12:00:00")
 
 
 def _steps(keys: Sequence[str]) -> Callable[[Pilot[int]], Awaitable[None]]:
@@ -116,4 +111,4 @@ CASES = [(v, s) for v in VIEWS for s in SIZES]
 def test_view_snapshot(snap_compare: object, tmp_path: Path, view: str, size: tuple[int, int]):  # type: ignore[no-untyped-def]
     kind, keys = VIEWS[view]
     root = BUILDERS[kind](tmp_path / "m")
-    assert snap_compare(_app(root), terminal_size=size, run_before=_steps(keys))  # type: ignore[operator]
+    assert snap_compare(make(root), terminal_size=size, run_before=_steps(keys))  # type: ignore[operator]

@@ -13,7 +13,7 @@ from inspector.safe_text import trail_blanks
 from inspector.widgets.budget_gauge import BudgetInfo, render_budget
 from inspector.widgets.chunks_view import ChunkRow, cut_meta_detail, cut_meta_summary
 from inspector.widgets.status_header import HeaderInfo, render_header
-from tests.test_tui_app import make, screen_text, settle
+from tests.helpers.tui import make, screen_text, settle
 from tests.tui_fixtures import FIXED_SESSION, build_basic
 
 DEMO_LIKE = HeaderInfo(

@@ -16,7 +16,7 @@ import pytest
 from core.chunks import read_chunk_events
 from core.errors import SessionMemoryError
 from core.manager import MemoryManager
-from tests.memory_invariants import assert_each_once, read_jsonl
+from tests.memory_invariants import assert_each_once, read_jsonl, yaml_entries
 from tests.reliability._support import (
     REPO,
     assert_clean_failure,
@@ -449,13 +449,6 @@ def test_hostile_chunk_id_in_the_index_is_skipped_with_a_warning(tmp_path: Path,
         assert "BAITMARKER" not in run.stdout
     assert bait.read_bytes() == before
     assert_each_once(root, ids)
-
-
-def yaml_entries(index: Path) -> list[dict[str, Any]]:
-    import yaml
-
-    entries = yaml.safe_load(index.read_text())["chunks"]
-    return [json.loads(json.dumps(e, default=str)) for e in entries]
 
 
 # --------------------------------------------------------------------------- chunk files

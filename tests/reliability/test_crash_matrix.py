@@ -22,6 +22,7 @@ from tests.memory_invariants import (
     assert_recall_finds,
     compacted_events,
     indexed_chunk_ids,
+    yaml_entries,
 )
 from tests.reliability._support import three_chunks
 
@@ -78,8 +79,6 @@ def assert_recovered(root: Path, mm: MemoryManager, ids: list[str]) -> None:
     chunks = indexed_chunk_ids(session)
     assert all((session / "chunks" / f"{c}.jsonl").exists() for c in chunks)
     if chunks:
-        from tests.reliability.test_bad_input import yaml_entries
-
         entries = yaml_entries(session / "chunks" / "index.yaml")
         expected = render_summary(
             [(e["chunk_id"], e["summary"]) for e in entries],

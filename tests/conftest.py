@@ -1,0 +1,27 @@
+"""Fixtures the test modules share. Helpers that are functions rather than fixtures live in
+tests/helpers/ (and the older tests/tui_fixtures.py, cli_util.py, memory_invariants.py,
+mm_child_run.py): a test module never imports from another test module."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture
+def basic(tmp_path: Path) -> Path:
+    """`tmp_path/m`: a session with one compaction behind it, more turns after it and a recorded
+    prompt of 3,300 tokens, so the next pass compacts (tests/tui_fixtures.py::build_basic)."""
+    from tests.tui_fixtures import build_basic  # here, so a broken TUI import fails TUI tests only
+
+    return build_basic(tmp_path / "m")
+
+
+@pytest.fixture
+def hostile(tmp_path: Path) -> Path:
+    """`tmp_path/m` with markup, escapes, a 5 MB line, invalid UTF-8, a truncated last line, a
+    hostile chunk id in the index and an empty summary.md (tui_fixtures.py::build_hostile)."""
+    from tests.tui_fixtures import build_hostile
+
+    return build_hostile(tmp_path / "m")

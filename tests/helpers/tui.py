@@ -1,0 +1,106 @@
+"""Driving the inspector under Textual's Pilot: the app factory, waiting for its workers, typing
+in bursts, and reading what a widget shows. Shared by every TUI test module.
+
+State is asserted on widgets (their data, `widget_text`); `screen_text` (the SVG export read
+back as text) is for tests about the look: what fits on a line at a given terminal size.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from rich.cells import cell_len
+from textual import events
+from textual.app import App
+from textual.geometry import Region
+from textual.pilot import Pilot
+from textual.widget import Widget
+
+from inspector.app import InspectorApp, create_app
+from tests.tui_fixtures import CONFIG
+
+SIZE = (120, 40)
+"""The terminal size the tests use unless a test is about another size."""
+
+
+def make(root: Path, **kw: Any) -> InspectorApp:
+    """The inspector on `root` as the tests see it: the small test config, no file watcher, a
+    fixed clock and display root (so text and snapshots do not depend on when or where)."""
+    kw.setdefault("watch", False)
+    kw.setdefault("config", CONFIG)
+    kw.setdefault("display_root", "m")
+    kw.setdefault("clock", lambda: "12:00:00")
+    return create_app(root, **kw)
+
+
+async def settle(app: App[Any], pilot: Pilot[Any]) -> None:
+    """Let every worker finish and the messages they post be handled (the file watcher, which
+    runs until quit, excepted); a few rounds, since a handled message may start a worker."""
+    for _ in range(4):
+        workers = [w for w in app.workers if w.group != "watch"]
+        if workers:
+            await app.workers.wait_for_complete(workers)
+        await pilot.pause()
+
+
+async def until(pilot: Pilot[Any], cond: Callable[[], bool], timeout: float = 15.0) -> None:
+    """Wait for another process's doing (a file written, a demo step) with a deadline that only
+    fails the test when it never happens; the activity log's tail goes into the failure."""
+    from inspector.widgets.activity_log import ActivityLog
+
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            log = pilot.app.query_one(ActivityLog).lines_written[-8:]
+            raise AssertionError(f"condition not met before the deadline; activity: {log}")
+        await pilot.pause(0.02)
+
+
+async def burst(pilot: Pilot[Any], keys: str | list[str]) -> None:
+    """Keys sent in one go, as a fast typist or tmux delivers them: no waiting in between for
+    the app to handle the previous key (Pilot.press waits after each)."""
+    app = pilot.app
+    driver = app._driver
+    assert driver is not None
+    for key in keys:
+        event = events.Key(key, key if len(key) == 1 else None)
+        event.set_sender(app)
+        driver.send_message(event)
+    await pilot.pause()
+
+
+def widget_lines(widget: Widget) -> list[str]:
+    """What `widget` draws in its own region now (border and padding included), one string a
+    line, trailing blanks cut: its children are not included."""
+    width, height = widget.outer_size
+    return [strip.text.rstrip() for strip in widget.render_lines(Region(0, 0, width, height))]
+
+
+def widget_text(widget: Widget) -> str:
+    """`widget_lines` joined by newlines."""
+    return "\n".join(widget_lines(widget))
+
+
+def screen_text(app: App[Any]) -> str:
+    """The whole screen as plain text, read back from the SVG export (12.2 px a cell, Rich's
+    export cell width): for tests about the look (what fits at a size), not about state."""
+    svg = app.export_screenshot()
+    rows: dict[float, list[tuple[float, str]]] = {}
+    pattern = r'<text class="[^"]*" x="([\d.]+)" y="([\d.]+)"[^>]*>(.*?)</text>'
+    for m in re.finditer(pattern, svg):
+        rows.setdefault(float(m.group(2)), []).append((float(m.group(1)), m.group(3)))
+    lines = []
+    for _, runs in sorted(rows.items()):
+        line = ""
+        for x, run in sorted(runs):
+            column = round(x / 12.2)  # blank runs are not exported: pad up to the run's column
+            if cell_len(line) < column:
+                line += " " * (column - cell_len(line))
+            line += html.unescape(run).replace("\xa0", " ")
+        lines.append(line.rstrip())
+    return "\n".join(lines)

@@ -1,0 +1,68 @@
+"""The test suite's own layout (issue 15): a test module imports helpers from tests/helpers/,
+the other plain helper modules or fixtures from conftest.py, never from another test module, so
+deleting or moving one test file cannot break another or run its tests twice."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parent
+
+
+def _is_test_module(dotted: str) -> bool:
+    return any(part.startswith("test_") for part in dotted.split("."))
+
+
+def imported_test_modules(source: str) -> list[str]:
+    """The test modules (a dotted part named test_*) that `source` imports, however spelled:
+    `import tests.test_x`, `from tests.test_x import y`, `from tests import test_x`."""
+    found: list[str] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [a.name for a in node.names if _is_test_module(a.name)]
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if _is_test_module(module):
+                found.append(module)
+            else:
+                found += [f"{module}.{a.name}" for a in node.names if a.name.startswith("test_")]
+    return found
+
+
+def test_the_check_sees_every_spelling_of_a_test_module_import() -> None:
+    source = (
+        "import tests.test_a\n"
+        "from tests.test_b import helper\n"
+        "from tests import test_c\n"
+        "from .test_d import x\n"
+        "def f():\n"
+        "    from tests.reliability.test_e import y\n"
+        "from tests.helpers.tui import make\n"
+        "import pytest\n"
+    )
+    assert imported_test_modules(source) == [
+        "tests.test_a",
+        "tests.test_b",
+        "tests.test_c",
+        "test_d",
+        "tests.reliability.test_e",
+    ]
+
+
+def test_no_module_under_tests_imports_a_test_module() -> None:
+    offenders = {
+        str(path.relative_to(TESTS)): imported
+        for path in sorted(TESTS.rglob("*.py"))
+        if "__snapshots__" not in path.parts and path != Path(__file__).resolve()
+        if (imported := imported_test_modules(path.read_text(encoding="utf-8")))
+    }
+    assert offenders == {}, "move shared helpers to tests/helpers/ or tests/conftest.py"
+
+
+def test_helper_modules_hold_no_tests() -> None:
+    """A helper module with a test_ function would be silently not collected."""
+    for path in sorted((TESTS / "helpers").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names = [n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+        assert not [n for n in names if n.startswith("test_")], path.name
