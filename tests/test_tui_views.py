@@ -27,10 +27,9 @@ from core.chunks import (
 )
 from core.config import CompactionConfig
 from core.events import make_event, new_event_id
-from core.manager import MemoryManager
+from core.manager import ArchiveInfo, MemoryManager
 from core.prompt import estimate_message_tokens
 from core.recall import RecallHit, RecallResult
-from core.status import ArchiveInfo
 from core.summaries import render_summary, summary_md_bound
 from core.tokens import estimate_tokens
 from inspector.screens import AppendEventScreen, ConfirmScreen, FocusPromptScreen
@@ -41,6 +40,7 @@ from inspector.widgets.prompt_view import PromptView
 from inspector.widgets.recall_view import RecallView
 from inspector.widgets.summary_view import SummaryView
 from inspector.widgets.text_document import TextDocument
+from tests.helpers.tui import settle
 
 HOSTILE = [
     "[@click=app.quit]x[/]",
@@ -188,14 +188,6 @@ def cells(table: DataTable[Any], row: int) -> list[str]:
     return [getattr(c, "plain", str(c)) for c in table.get_row_at(row)]
 
 
-async def settle(app: App[Any], pilot: Any) -> None:
-    """Wait for the views' workers and the messages they post."""
-    await app.workers.wait_for_complete()
-    await pilot.pause()
-    await app.workers.wait_for_complete()
-    await pilot.pause()
-
-
 # --- ConfirmScreen -------------------------------------------------------------------------
 
 
@@ -339,7 +331,7 @@ async def test_chunks_view_reload_shows_index_and_pending(memory: MemoryManager)
     view = ChunksView()
     view.manager = memory
     app = ViewHost(view)
-    async with app.run_test(size=(120, 24)) as pilot:  # wide: every column shown
+    async with app.run_test(size=(80, 24)) as pilot:
         view.reload()
         await settle(app, pilot)
         table = view.query_one(DataTable)
@@ -490,7 +482,7 @@ async def test_chunks_view_hostile_chunk_id_and_missing_file(memory: MemoryManag
     view = ChunksView()
     view.manager = memory
     app = ViewHost(view)
-    async with app.run_test(size=(120, 24)) as pilot:  # wide: every column shown
+    async with app.run_test(size=(80, 24)) as pilot:
         view.set_data([entry, gone], [])
         await settle(app, pilot)
         row = cells(view.query_one(DataTable), 0)
@@ -989,7 +981,7 @@ async def test_archive_view_lists_and_opens(memory: MemoryManager) -> None:
     view = ArchiveView()
     view.manager = memory
     app = ViewHost(view)
-    async with app.run_test(size=(120, 24)) as pilot:  # wide: every column shown
+    async with app.run_test(size=(80, 24)) as pilot:
         view.reload()
         await settle(app, pilot)
         table = view.query_one(DataTable)
