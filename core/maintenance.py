@@ -44,6 +44,7 @@ from core.catalog import (
 )
 from core.chunks import (
     ChunkEntry,
+    PendingEvidence,
     _events_bytes,
     chunk_file_names,
     delete_pending,
@@ -841,81 +842,134 @@ def recover_locked(
     for chunk files nobody indexed (a file put there by hand, an old crash)."""
     paths = store.paths
     counts: dict[str, int] = {}
-
-    def bump(key: str, n: int = 1) -> None:
-        counts[key] = counts.get(key, 0) + n
-
-    swept = _sweep_temp_files(store)
-    if swept:
-        bump("temp_files_removed", swept)
-    orphans = _sweep_orphan_pending_meta(store)
-    if orphans:
-        bump("pending_meta_removed", orphans)
+    _sweep_leftovers(store, counts)
     pending = list_pending(paths)
-    if not pending and not thorough:
+    if not pending and (not thorough or not _unindexed_chunk_names(paths)):
         return counts
-    if not pending:
-        # The usual case: one listing of chunks/ against the catalog's ids, no full parse.
-        extra = chunk_file_names(paths)
-        if extra:
-            extra -= set(read_catalog(paths).chunk_ids())
-        if not any(CHUNK_ID_RE.match(name) for name in extra):
-            return counts  # (a file whose name is no chunk id is never indexed)
     for p in pending:
         if _undo_torn_append(paths, p.meta):
-            bump("index_torn_tail_cut")
-    chunk_files = set(list_chunk_files(paths))
-    if not pending and not chunk_files:
+            _bump(counts, "index_torn_tail_cut")
+    recovery = _Recovery.begin(store, config, counts, bool(pending))
+    if recovery is None:
         return counts
-    entries = read_index(paths).entries
-    indexed = {e.chunk_id for e in entries}
-    if not pending and chunk_files <= indexed:
-        return counts
-    consumed_pending = {
-        str(e.extra.get("source_pending_id")) for e in entries if e.extra.get("source_pending_id")
-    }
-    snap = store.read_events(locked=True)
-    hot_ids = {e.get("id") for e in snap.events}
-    changed = False
-
     for p in pending:
-        ids = [e.get("id") for e in p.events]
+        recovery.settle(p)
+    recovery.index_orphans()
+    if recovery.changed:
+        write_summaries(store, config, recovery.entries)
+    return counts
+
+
+def _bump(counts: dict[str, int], key: str, n: int = 1) -> None:
+    counts[key] = counts.get(key, 0) + n
+
+
+def _sweep_leftovers(store: SessionStore, counts: dict[str, int]) -> None:
+    """Temporary files of writes that died before their rename, and lone pending sidecars."""
+    swept = _sweep_temp_files(store)
+    if swept:
+        _bump(counts, "temp_files_removed", swept)
+    orphans = _sweep_orphan_pending_meta(store)
+    if orphans:
+        _bump(counts, "pending_meta_removed", orphans)
+
+
+def _unindexed_chunk_names(paths: MemoryPaths) -> bool:
+    """Whether chunks/ holds a chunk file the index does not list. The usual case is one
+    listing of chunks/ against the catalog's ids, no full parse (a file whose name is no
+    chunk id is never indexed)."""
+    extra = chunk_file_names(paths)
+    if extra:
+        extra -= set(read_catalog(paths).chunk_ids())
+    return any(CHUNK_ID_RE.match(name) for name in extra)
+
+
+@dataclass
+class _Recovery:
+    """What recovery works on: the index's entries, the chunk files, the ids still in the hot
+    window, and the counts it reports."""
+
+    store: SessionStore
+    config: CompactionConfig
+    counts: dict[str, int]
+    entries: list[ChunkEntry]
+    indexed: set[str]
+    chunk_files: set[str]
+    consumed: set[str]
+    """Pending ids an index entry records as its source (`source_pending_id`)."""
+    hot_ids: set[object]
+    changed: bool = False
+
+    @classmethod
+    def begin(
+        cls, store: SessionStore, config: CompactionConfig, counts: dict[str, int], pending: bool
+    ) -> _Recovery | None:
+        """Read the index and the hot window; None when, with no evidence pending, every
+        chunk file is indexed already."""
+        paths = store.paths
+        chunk_files = set(list_chunk_files(paths))
+        if not pending and not chunk_files:
+            return None
+        entries = read_index(paths).entries
+        indexed = {e.chunk_id for e in entries}
+        if not pending and chunk_files <= indexed:
+            return None
+        consumed = {
+            str(e.extra.get("source_pending_id"))
+            for e in entries
+            if e.extra.get("source_pending_id")
+        }
+        snap = store.read_events(locked=True)
+        hot_ids = {e.get("id") for e in snap.events}
+        return cls(store, config, counts, entries, indexed, chunk_files, consumed, hot_ids)
+
+    def settle(self, p: PendingEvidence) -> None:
+        """One pending evidence: already indexed → deleted; all still hot → undone; empty →
+        deleted; else finished as a chunk."""
         meta_chunk = p.meta.get("chunk_id")
-        if (
-            isinstance(meta_chunk, str) and meta_chunk in indexed
-        ) or p.pending_id in consumed_pending:
-            chunk_of = meta_chunk if isinstance(meta_chunk, str) and meta_chunk in indexed else None
-            if chunk_of is not None and chunk_of not in chunk_files and p.events:
-                # A power cut kept the index's rename but not the chunk file's link (both in
-                # chunks/, synced together after the commit): the evidence is the chunk.
-                write_chunk_file(paths, chunk_of, p.events)
-                chunk_files.add(chunk_of)
-                bump("chunk_files_restored")
-            delete_pending(paths, p.pending_id)
-            bump("pending_already_indexed")
-            changed = True
-            continue
-        cut_ids = [i for i in ids if i not in hot_ids]
-        if not cut_ids and p.events:
-            if isinstance(meta_chunk, str) and meta_chunk in chunk_files:
-                _delete_chunk_file(store, meta_chunk)
-                chunk_files.discard(meta_chunk)
-            delete_pending(paths, p.pending_id)
-            bump("pending_undone")
-            continue
-        if not p.events:
-            delete_pending(paths, p.pending_id)
-            bump("pending_empty_deleted")
-            continue
-        gone = [e for e in p.events if e.get("id") not in hot_ids]
-        chunk_id = _pending_chunk_id(p.pending_id, meta_chunk, indexed)
+        indexed_as = (
+            meta_chunk if isinstance(meta_chunk, str) and meta_chunk in self.indexed else None
+        )
+        if indexed_as is not None or p.pending_id in self.consumed:
+            self._drop_indexed(p, indexed_as)
+        elif not p.events:
+            delete_pending(self.store.paths, p.pending_id)
+            _bump(self.counts, "pending_empty_deleted")
+        elif all(e.get("id") in self.hot_ids for e in p.events):
+            if isinstance(meta_chunk, str) and meta_chunk in self.chunk_files:
+                _delete_chunk_file(self.store, meta_chunk)
+                self.chunk_files.discard(meta_chunk)
+            delete_pending(self.store.paths, p.pending_id)
+            _bump(self.counts, "pending_undone")
+        else:
+            self._finish(p, meta_chunk)
+
+    def _drop_indexed(self, p: PendingEvidence, chunk_of: str | None) -> None:
+        """The pass got as far as the index: the evidence goes. A power cut may have kept
+        the index's rename but not the chunk file's link (both in chunks/, synced together
+        after the commit): then the evidence is the chunk."""
+        paths = self.store.paths
+        if chunk_of is not None and chunk_of not in self.chunk_files and p.events:
+            write_chunk_file(paths, chunk_of, p.events)
+            self.chunk_files.add(chunk_of)
+            _bump(self.counts, "chunk_files_restored")
+        delete_pending(paths, p.pending_id)
+        _bump(self.counts, "pending_already_indexed")
+        self.changed = True
+
+    def _finish(self, p: PendingEvidence, meta_chunk: object) -> None:
+        """Index the evidence's events that left the hot window, under the chunk id the pass
+        chose, with its recorded summary and cut when all of them left."""
+        paths = self.store.paths
+        gone = [e for e in p.events if e.get("id") not in self.hot_ids]
+        chunk_id = _pending_chunk_id(p.pending_id, meta_chunk, self.indexed)
         summary = p.meta.get("summary")
         planned = p.meta.get("entry")
         whole = len(gone) == len(p.events) and isinstance(summary, str)
         entry = recovered_entry(
             chunk_id,
             gone,
-            config,
+            self.config,
             summary=summary if whole and isinstance(summary, str) else None,
             cut_meta=planned.get("cut_meta") if whole and isinstance(planned, dict) else None,
             extra={
@@ -929,37 +983,36 @@ def recover_locked(
         )
         write_chunk_file(paths, chunk_id, gone)
         fault_point("recovery_after_chunk_write")
-        entries.append(entry)
-        indexed.add(chunk_id)
-        chunk_files.add(chunk_id)
-        write_index(paths, entries)
+        self.entries.append(entry)
+        self.indexed.add(chunk_id)
+        self.chunk_files.add(chunk_id)
+        write_index(paths, self.entries)
         fault_point("recovery_after_index_write")
         delete_pending(paths, p.pending_id)
-        bump("pending_finished")
-        changed = True
+        _bump(self.counts, "pending_finished")
+        self.changed = True
 
-    for orphan in sorted(chunk_files - indexed):
-        try:
-            orphan_events, _bad = read_chunk_events(paths, orphan)
-        except (StoreError, ChunkIdError):
-            continue
-        gone = [e for e in orphan_events if e.get("id") not in hot_ids]
-        if not gone:
-            _delete_chunk_file(store, orphan)
-            bump("orphan_chunks_deleted")
-            continue
-        if len(gone) < len(orphan_events):
-            write_chunk_file(paths, orphan, gone)
-        orphan_events = gone
-        entries.append(recovered_entry(orphan, orphan_events, config))
-        indexed.add(orphan)
-        write_index(paths, entries)
-        bump("orphan_chunks_indexed")
-        changed = True
-
-    if changed:
-        write_summaries(store, config, entries)
-    return counts
+    def index_orphans(self) -> None:
+        """Chunk files no entry lists: indexed with what left the hot window, or dropped
+        when all their events are still hot."""
+        paths = self.store.paths
+        for orphan in sorted(self.chunk_files - self.indexed):
+            try:
+                orphan_events, _bad = read_chunk_events(paths, orphan)
+            except (StoreError, ChunkIdError):
+                continue
+            gone = [e for e in orphan_events if e.get("id") not in self.hot_ids]
+            if not gone:
+                _delete_chunk_file(self.store, orphan)
+                _bump(self.counts, "orphan_chunks_deleted")
+                continue
+            if len(gone) < len(orphan_events):
+                write_chunk_file(paths, orphan, gone)
+            self.entries.append(recovered_entry(orphan, gone, self.config))
+            self.indexed.add(orphan)
+            write_index(paths, self.entries)
+            _bump(self.counts, "orphan_chunks_indexed")
+            self.changed = True
 
 
 def _undo_torn_append(paths: MemoryPaths, meta: dict[str, Any]) -> bool:
