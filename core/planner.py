@@ -272,12 +272,7 @@ def plan_compaction(
 ) -> CompactionPlan:
     """Choose the cut (token path first, count path as fallback) and explain the choice."""
     n = len(events)
-    if tokens is None:
-        toks = [estimate_event_tokens(e) for e in events]
-    else:
-        if len(tokens) != n:
-            raise ValueError(f"tokens has {len(tokens)} estimates for {n} events")
-        toks = list(tokens)
+    toks = _token_estimates(events, tokens)
     keep = config.keep_recent_tokens
     hot = config.hot_window_events
     total = sum(toks)
@@ -310,27 +305,53 @@ def plan_compaction(
             "no events" if n == 0 else f"token path: {token.reason}; count path: {count.reason}"
         )
         notes.append(f"no compaction: {reason}")
-        return CompactionPlan(
-            **base,
-            useful=False,
-            path=None,
-            cut_index=None,
-            first_kept_event_id=None,
-            pinned_root_index=None,
-            pinned_root_event_id=None,
-            is_split_turn=False,
-            turn_start_index=None,
-            turn_start_event_id=None,
-            history=None,
-            prefix=None,
-            pulled_in=None,
-            reason=reason,
-            kept_tokens_estimate=total,
-            compacted_tokens=0,
-            notes=tuple(notes),
-        )
+        return _no_cut(base, reason, total, notes)
+    return _cut_plan(an, chosen, chosen.cut_index, toks, base, notes)
 
-    c = chosen.cut_index
+
+def _token_estimates(events: Sequence[Event], tokens: Sequence[int] | None) -> list[int]:
+    if tokens is None:
+        return [estimate_event_tokens(e) for e in events]
+    if len(tokens) != len(events):
+        raise ValueError(f"tokens has {len(tokens)} estimates for {len(events)} events")
+    return list(tokens)
+
+
+def _no_cut(base: dict[str, Any], reason: str, total: int, notes: list[str]) -> CompactionPlan:
+    """The plan when neither path gave a useful cut: everything stays hot."""
+    return CompactionPlan(
+        **base,
+        useful=False,
+        path=None,
+        cut_index=None,
+        first_kept_event_id=None,
+        pinned_root_index=None,
+        pinned_root_event_id=None,
+        is_split_turn=False,
+        turn_start_index=None,
+        turn_start_event_id=None,
+        history=None,
+        prefix=None,
+        pulled_in=None,
+        reason=reason,
+        kept_tokens_estimate=total,
+        compacted_tokens=0,
+        notes=tuple(notes),
+    )
+
+
+def _cut_plan(
+    an: _Analysis,
+    chosen: PathTrace,
+    c: int,
+    toks: Sequence[int],
+    base: dict[str, Any],
+    notes: list[str],
+) -> CompactionPlan:
+    """The plan for the chosen path's cut `c`: root pin, split turn, ranges and estimates."""
+    events = an.events
+    n = an.n
+    total = sum(toks)
     pinned = an.root if an.root is not None and an.root < c else None
     if pinned is not None:
         notes.append(

@@ -439,84 +439,100 @@ def split_runs(events: Sequence[Event]) -> list[Run]:
     """The runs of a span, oldest first (see the module docstring)."""
     runs: list[Run] = []
     results = _results(events)
-    current: Run | None = None
     called: set[str] = set()
-
-    def start(index: int, continued: bool) -> Run:
-        run = Run(continued=continued, start=index, end=index + 1)
-        runs.append(run)
-        return run
-
+    current: Run | None = None
     for index, event in enumerate(events):
-        kind = etype(event)
         if is_request(event):
-            text = clean_text(event_text(event.get("content"))[:TEXT_READ_CHARS])
-            current = start(index, False)
-            current.request = one_line(text)
-            eid = event.get("id")
-            current.request_event_id = eid if isinstance(eid, str) else None
-            if text.strip():
-                current.said.append(text)
-            continue
-        if is_summary_event(event):
-            carried = flatten_summary(event_text(event.get("content"))[:TEXT_READ_CHARS])
-            empty = current is not None and not (
-                current.request or current.actions or current.outcome or current.carried
-            )
-            if current is None or (
-                not empty and carried.request and carried.request != current.request
-            ):
-                current = start(index, True)
-            if carried.request:
-                current.request = carried.request
-            current.carried = True
-            current.end = index + 1
-            for path in carried.edits:
-                _add(current.carried_edits, path)
-            for command in carried.commands:
-                _add(current.carried_commands, command)
-            for path in carried.reads:
-                _add(current.carried_reads, path)
-            continue
-        if current is None:
-            current = start(index, True)
-        current.end = index + 1
-        if kind == "tool_call":
-            name = tool_name(event)
-            args = call_arguments(event)
-            action_kind, targets = classify_tool(name, args)
-            used = event_text(args)[:TEXT_READ_CHARS] if args is not None else ""
-            if used:
-                current.used.append(clean_text(used))
-            call_id = event.get("tool_call_id")
-            if isinstance(call_id, str):
-                called.add(call_id)
-            result = results.get(call_id) if isinstance(call_id, str) else None
-            error = result_error(result) if result is not None else None
-            if result is None:
-                current.pending.append(f"{name}({_args_brief(args)})")
-            current.actions.append(
-                Action(action_kind, name, targets, error=error, pending=result is None)
-            )
-            if result is not None:
-                current.error = error
-        elif kind == "tool_result":
-            call_id = event.get("tool_call_id")
-            if not (isinstance(call_id, str) and call_id in called):
-                error = result_error(event)
-                current.actions.append(Action("other", tool_name(event), (), error=error))
-                current.error = error
-        elif is_assistant_text(event):
-            text = clean_text(event_text(event.get("content"))[:TEXT_READ_CHARS])
-            if text.strip():
-                current.said.append(text)
-                current.outcome = one_line(text)
+            current = _request_run(event, index)
+            runs.append(current)
+        elif is_summary_event(event):
+            current = _carry_summary(runs, current, event, index)
         else:
-            brief = one_line(event_text(event.get("content"))[:400])[:120]
-            if brief:
-                label = "screen" if kind == "screen_context" else "system"
-                current.context.append(f"({label}) {brief}")
+            if current is None:
+                current = Run(continued=True, start=index, end=index + 1)
+                runs.append(current)
+            current.end = index + 1
+            _add_event(current, event, results, called)
     return runs
+
+
+def _request_run(event: Event, index: int) -> Run:
+    """A request opens a run of its own."""
+    text = clean_text(event_text(event.get("content"))[:TEXT_READ_CHARS])
+    run = Run(continued=False, start=index, end=index + 1)
+    run.request = one_line(text)
+    eid = event.get("id")
+    run.request_event_id = eid if isinstance(eid, str) else None
+    if text.strip():
+        run.said.append(text)
+    return run
+
+
+def _carry_summary(runs: list[Run], current: Run | None, event: Event, index: int) -> Run:
+    """An earlier summary (or a synthetic event) is carried, never re-summarised: it joins the
+    current run unless it names another request, and starts a continued run then (or when
+    there is none)."""
+    carried = flatten_summary(event_text(event.get("content"))[:TEXT_READ_CHARS])
+    empty = current is not None and not (
+        current.request or current.actions or current.outcome or current.carried
+    )
+    if current is None or (not empty and carried.request and carried.request != current.request):
+        current = Run(continued=True, start=index, end=index + 1)
+        runs.append(current)
+    if carried.request:
+        current.request = carried.request
+    current.carried = True
+    current.end = index + 1
+    for path in carried.edits:
+        _add(current.carried_edits, path)
+    for command in carried.commands:
+        _add(current.carried_commands, command)
+    for path in carried.reads:
+        _add(current.carried_reads, path)
+    return current
+
+
+def _add_event(run: Run, event: Event, results: dict[str, Event], called: set[str]) -> None:
+    """What a tool call, a lone tool result, the agent's words or a context event add."""
+    kind = etype(event)
+    if kind == "tool_call":
+        _add_call(run, event, results, called)
+    elif kind == "tool_result":
+        call_id = event.get("tool_call_id")
+        if not (isinstance(call_id, str) and call_id in called):
+            error = result_error(event)
+            run.actions.append(Action("other", tool_name(event), (), error=error))
+            run.error = error
+    elif is_assistant_text(event):
+        text = clean_text(event_text(event.get("content"))[:TEXT_READ_CHARS])
+        if text.strip():
+            run.said.append(text)
+            run.outcome = one_line(text)
+    else:
+        brief = one_line(event_text(event.get("content"))[:400])[:120]
+        if brief:
+            label = "screen" if kind == "screen_context" else "system"
+            run.context.append(f"({label}) {brief}")
+
+
+def _add_call(run: Run, event: Event, results: dict[str, Event], called: set[str]) -> None:
+    """A tool call becomes an action, with its result's error (or pending, without one)."""
+    name = tool_name(event)
+    args = call_arguments(event)
+    action_kind, targets = classify_tool(name, args)
+    used = event_text(args)[:TEXT_READ_CHARS] if args is not None else ""
+    if used:
+        run.used.append(clean_text(used))
+    call_id = event.get("tool_call_id")
+    if isinstance(call_id, str):
+        called.add(call_id)
+    result = results.get(call_id) if isinstance(call_id, str) else None
+    error = result_error(result) if result is not None else None
+    if result is None:
+        run.pending.append(f"{name}({_args_brief(args)})")
+    run.actions.append(Action(action_kind, name, targets, error=error, pending=result is None))
+    if result is not None:
+        run.error = error
 
 
 def _args_brief(args: Any, max_chars: int = 80) -> str:
