@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from rich.cells import cell_len
-from textual.widgets import Input, TabbedContent
+from textual.widgets import Input, TabbedContent, Tabs
 
 from core.chunks import read_index
 from core.manager import MemoryManager
@@ -26,14 +26,27 @@ from inspector.demo import DemoPlayer, demo_config
 from inspector.screens import AppendEventScreen, ConfirmScreen, FocusPromptScreen, HelpScreen
 from inspector.widgets.activity_log import ActivityLog
 from inspector.widgets.budget_gauge import BudgetGauge
+from inspector.widgets.chunks_view import ChunksView
 from inspector.widgets.demo_controls import DEFAULT_PACE, DemoControls, pace_for
 from inspector.widgets.event_detail import EventDetail
 from inspector.widgets.hot_window import HotWindow
 from inspector.widgets.plan_panel import PlanPanel
+from inspector.widgets.prompt_view import PromptView
 from inspector.widgets.status_header import StatusHeader
 from inspector.widgets.summary_view import SummaryView
 from tests.cli_util import cli_ok
-from tests.helpers.tui import SIZE, burst, make, screen_text, settle, until
+from tests.helpers.tui import (
+    SIZE,
+    burst,
+    footer_keys,
+    make,
+    screen_text,
+    settle,
+    text_in,
+    until,
+    widget_lines,
+    widget_text,
+)
 from tests.tui_fixtures import CONFIG, FIXED_SESSION, build_basic, build_big, build_with_archive
 
 
@@ -62,8 +75,8 @@ async def test_hot_window_shows_every_event_with_header_and_marks(basic: Path) -
         assert info.event_count == len(on_disk)
         assert info.chunk_count == 1
         assert info.last_prompt_tokens == 3300
-        text = screen_text(app)
-        assert "ev_0112" in text and FIXED_SESSION in text
+        assert "ev_0112" in widget_text(hot)  # following the tail: the last event is shown
+        assert FIXED_SESSION in widget_text(app.query_one(StatusHeader))
         assert app.query_one(BudgetGauge).info.will_compact
 
 
@@ -120,10 +133,10 @@ async def test_cut_preview_matches_the_planner(basic: Path) -> None:
         assert hot.snapshot.rows[cut_row].event_id == report.plan.first_kept_event_id
         compacted = [r.event_id for r in hot.snapshot.rows if preview.is_compacted(r)]
         assert compacted == report.plan.compacted_event_ids(report.events)
-        assert "✂ cut (token path)" in screen_text(app)
+        assert "✂ cut (token path)" in widget_text(hot)
         await pilot.press("p")
         await pilot.pause()
-        assert not hot.show_preview and "✂ cut" not in screen_text(app)
+        assert not hot.show_preview and "✂ cut" not in widget_text(hot)
 
 
 async def test_what_if_moves_the_cut_and_writes_nothing(basic: Path) -> None:
@@ -150,7 +163,7 @@ async def test_what_if_moves_the_cut_and_writes_nothing(basic: Path) -> None:
         await settle(app, pilot)
         assert app.trigger is not None and app.trigger.prompt_tokens == 100
         assert not app.trigger.should_compress
-        assert "WHAT-IF" in screen_text(app)
+        assert "WHAT-IF" in text_in(app.query_one(PlanPanel))
     assert (basic / "session" / "events.jsonl").read_bytes() == before
     assert (basic / "session" / "state.json").read_bytes() == state_before
 
@@ -161,14 +174,16 @@ async def test_what_if_inputs_readable_at_80x24_and_bad_numbers_explained(basic:
         await settle(app, pilot)
         await pilot.press("w")
         await settle(app, pilot)
-        text = screen_text(app)
-        for label, placeholder in (
-            ("keep_recent_tokens", "120 (config)"),
-            ("hot_window_events", "8 (config)"),
-            ("prompt tokens", "3,300 (last run)"),
+        for key, label, placeholder in (
+            ("keep", "keep_recent_tokens", "120 (config)"),
+            ("hot", "hot_window_events", "8 (config)"),
+            ("prompt", "prompt tokens", "3,300 (last run)"),
         ):
-            line = next(line for line in text.split("\n") if label in line)
-            assert placeholder in line, line  # label and value in force, in full
+            field = app.query_one(f"#whatif-{key}", Input)
+            row = field.parent
+            assert row is not None
+            assert label in text_in(row)  # the label beside its field
+            assert placeholder in widget_text(field)  # the value in force, drawn in full
         first = app.preview
         assert first is not None
         panel = app.query_one(PlanPanel)
@@ -186,7 +201,7 @@ async def test_what_if_inputs_readable_at_80x24_and_bad_numbers_explained(basic:
         await pilot.press("shift+tab", *["backspace"] * 3, *"20")
         await settle(app, pilot)
         assert "is not a whole number" not in message() and "hot_window_events: 0" in message()
-        assert "✗ hot_window_events" in screen_text(app)
+        assert "✗ hot_window_events" in text_in(app.query_one(PlanPanel))
         assert app.preview is not None and app.preview.plan.keep_recent_tokens == 20
 
 
@@ -238,7 +253,7 @@ async def test_rotate_confirms_what_moves_where(basic: Path) -> None:
         await pilot.press("r")
         await pilot.pause()
         assert isinstance(app.screen, ConfirmScreen)
-        text = screen_text(app)
+        text = text_in(app.screen)
         assert f"session_archive/{FIXED_SESSION}" in text and "m/session/" in text
         await pilot.press("n")
         await settle(app, pilot)
@@ -330,13 +345,13 @@ async def test_tabs_by_number_and_tab_key(basic: Path) -> None:
         assert tabs.active == "activity"
         await pilot.press("2")
         await settle(app, pilot)
-        assert "chunk_0001" in screen_text(app)
+        assert "chunk_0001" in text_in(app.query_one(ChunksView))
         await pilot.press("3")
         await settle(app, pilot)
-        assert "Recent Chunks" in screen_text(app)
+        assert "Recent Chunks" in text_in(app.query_one(SummaryView))
         await pilot.press("4")
         await settle(app, pilot)
-        assert "next prompt" in screen_text(app)
+        assert "next prompt" in text_in(app.query_one(PromptView))
 
 
 def session_files(root: Path) -> list[str]:
@@ -353,7 +368,7 @@ async def test_read_only_hides_and_refuses_every_write(basic: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         shown = {b.binding.action for b in app.active_bindings.values() if b.binding.show}
-        footer = screen_text(app).splitlines()[-1]
+        footer = " ".join(footer_keys(app))
         for word in ("Maintain", "Compact", "Rotate", "Append", "Repair"):
             assert word not in footer
         for action in WRITE_ACTIONS:
@@ -364,7 +379,7 @@ async def test_read_only_hides_and_refuses_every_write(basic: Path) -> None:
         await settle(app, pilot)
         assert app.screen is app.screen_stack[0]
         assert not WRITE_ACTIONS & set(app.probe.actions_run)
-        assert "READ-ONLY" in screen_text(app)
+        assert "READ-ONLY" in widget_text(app.query_one(StatusHeader))
     assert session_files(basic) == before
     assert (basic / "session" / "events.jsonl").read_bytes() == events_before
 
@@ -402,7 +417,7 @@ async def test_archive_opens_read_only_and_labelled(tmp_path: Path) -> None:
         await settle(app, pilot)
         assert app.archive_id == FIXED_SESSION
         assert app.query_one("#archive-banner").display
-        assert "ARCHIVED — not part of any prompt" in screen_text(app)
+        assert "ARCHIVED — not part of any prompt" in text_in(app.query_one("#archive-banner"))
         assert app.query_one(HotWindow).snapshot.length == 23
         for action in WRITE_ACTIONS:
             assert app.check_action(action, ()) is False
@@ -484,7 +499,7 @@ async def test_demo_plays_at_once_with_progress_and_compaction_lines(tmp_path: P
         await until(pilot, lambda: controls.finished, timeout=60)  # nobody pressed anything
         await settle(app, pilot)
         assert controls.steps == player.stats.steps == controls.expected
-        assert f"■ done {controls.steps}/~{controls.steps} ██████████" in screen_text(app)
+        assert f"■ done {controls.steps}/~{controls.steps} ██████████" in text_in(controls)
         log = app.query_one(ActivityLog).lines_written
         lines = [line for line in log if line.startswith("ok: compaction ")]
         assert len(lines) == player.stats.compactions >= 1
@@ -502,12 +517,12 @@ async def test_demo_space_pauses_and_s_steps_while_autoplaying(tmp_path: Path) -
         controls = app.query_one(DemoControls)
         await until(pilot, lambda: controls.steps >= 3 and controls.expected is not None)
         assert controls.playing
-        assert re.search(r"▶ demo \d+/~\d+ ", screen_text(app))
+        assert re.search(r"▶ demo \d+/~\d+ ", text_in(controls))
         await pilot.press("space")
         await settle(app, pilot)
         assert not controls.playing
         paused_at = controls.steps
-        assert f"⏸ paused {paused_at}/~{controls.expected} " in screen_text(app)
+        assert f"⏸ paused {paused_at}/~{controls.expected} " in text_in(controls)
         await pilot.press("s")
         await settle(app, pilot)
         assert controls.steps == paused_at + 1
@@ -539,11 +554,12 @@ async def test_no_color_80x24_keyboard_only(basic: Path, monkeypatch: pytest.Mon
         assert app.no_color
         await pilot.press("p")
         await settle(app, pilot)
-        text = screen_text(app)
+        hot = app.query_one(HotWindow)
+        text = widget_text(hot)
         assert "✂ cut (token path)" in text
         assert " + " in text and "bound" in text and "forbid" in text and "split" in text
         await pilot.press("up")
-        assert " × " in screen_text(app)
+        assert " × " in widget_text(hot)
         await pilot.press("w")
         await settle(app, pilot)
         assert isinstance(app.focused, Input)
@@ -660,10 +676,11 @@ async def test_follow_is_shown_in_the_header(basic: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         hot = app.query_one(HotWindow)
-        assert hot.follow and "follow" in screen_text(app).splitlines()[1]
+        header = app.query_one(StatusHeader)
+        assert hot.follow and "follow" in widget_lines(header)[1]
         await pilot.press("f")
         await settle(app, pilot)
-        assert not hot.follow and "follow" not in screen_text(app).splitlines()[1]
+        assert not hot.follow and "follow" not in widget_lines(header)[1]
         assert any("follow off" in n for n in _notes(app))
 
 
@@ -689,7 +706,7 @@ async def test_what_if_explains_itself_and_scrolls_to_the_new_cut(tmp_path: Path
         await settle(app, pilot)
         await pilot.press("w")
         await settle(app, pilot)
-        assert "type a number" in screen_text(app)
+        assert "type a number" in text_in(app.query_one(PlanPanel))
         await pilot.press("down")
         assert app.focused is not None and app.focused.id == "whatif-hot"
         await pilot.press("up")
@@ -700,7 +717,7 @@ async def test_what_if_explains_itself_and_scrolls_to_the_new_cut(tmp_path: Path
         preview = app.preview
         assert preview is not None and preview.cut_row is not None
         assert hot.cursor == preview.cut_row
-        assert "✂ cut" in screen_text(app), screen_text(app)
+        assert "✂ cut" in widget_text(hot), "the hot window scrolled to show the cut line"
 
 
 async def test_activity_lists_each_file_change_with_its_size_delta(basic: Path) -> None:
@@ -724,7 +741,7 @@ async def test_60x20_every_tab_reachable_and_legible(basic: Path) -> None:
     app = make(basic)
     async with app.run_test(size=(60, 20)) as pilot:
         await settle(app, pilot)
-        text = screen_text(app)
+        text = screen_text(app)  # the look at 60 columns: the whole screen, line by line
         tabs_line = next(line for line in text.split("\n") if "1 Hot" in line)
         for label in ("1 Hot", "2 Chnk", "3 Sum", "4 Prm", "5 Rcl", "6 Arch", "7 Act"):
             assert label in tabs_line, tabs_line
@@ -745,6 +762,7 @@ async def test_80x24_chunks_table_shows_the_tokens_column(basic: Path) -> None:
         await settle(app, pilot)
         await pilot.press("2")
         await settle(app, pilot)
-        text = screen_text(app)
-        assert "tok before→after" in text and "chunk_0001" in text
-        assert "1 Hot" in text and "7 Activity" in text
+        table = text_in(app.query_one(ChunksView))
+        assert "tok before→after" in table and "chunk_0001" in table
+        tabs = text_in(app.query_one(Tabs))
+        assert "1 Hot" in tabs and "7 Activity" in tabs

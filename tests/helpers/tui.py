@@ -86,6 +86,23 @@ def widget_text(widget: Widget) -> str:
     return "\n".join(widget_lines(widget))
 
 
+def text_in(node: Widget) -> str:
+    """What `node` and each of its descendants on screen draw (a screen, a view, a panel),
+    widget by widget in DOM order: the text a person can read there, without the layout.
+    Widgets not on screen (another tab, display off) have an empty region and add nothing."""
+    shown = [node, *(w for w in node.query("*") if w.region.area > 0)]
+    return "\n".join(text for w in shown if (text := widget_text(w).strip("\n")))
+
+
+def footer_keys(app: App[Any]) -> list[str]:
+    """The footer's entries shown now, left to right, each as drawn ("m Maintain")."""
+    from textual.widgets import Footer
+
+    footer = app.query_one(Footer)
+    keys = sorted((w for w in footer.children if w.region.area > 0), key=lambda w: w.region.x)
+    return [widget_text(w).strip() for w in keys]
+
+
 def screen_text(app: App[Any]) -> str:
     """The whole screen as plain text, read back from the SVG export (12.2 px a cell, Rich's
     export cell width): for tests about the look (what fits at a size), not about state."""
