@@ -388,10 +388,10 @@ def test_repair_reads_and_rebuilds_without_holding_the_session_lock(
     during: list[subprocess.CompletedProcess[str]] = []
     import core.maintenance
     import core.manager
-    import core.store
+    import core.snapshot
 
     real_entry = core.maintenance.recovered_entry
-    real_parse = core.store.parse_event_lines
+    real_parse = core.snapshot.parse_event_lines
 
     def entry_then_append(*args: Any, **kwargs: Any) -> Any:
         if not during:
@@ -404,7 +404,7 @@ def test_repair_reads_and_rebuilds_without_holding_the_session_lock(
         return real_parse(data, **kwargs)
 
     monkeypatch.setattr(core.manager, "recovered_entry", entry_then_append)
-    monkeypatch.setattr(core.store, "parse_event_lines", parse_then_append)
+    monkeypatch.setattr(core.snapshot, "parse_event_lines", parse_then_append)
     repaired = mm.repair()
     assert repaired["index_rebuilt"] == 1 and repaired["corrupt_lines_quarantined"] == 1
     assert [p.returncode for p in during] == [0, 0], [p.stderr[-300:] for p in during]
