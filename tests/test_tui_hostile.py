@@ -12,7 +12,7 @@ from inspector.app import InspectorApp
 from inspector.widgets.event_detail import EventDetail
 from inspector.widgets.hot_window import HotWindow
 from inspector.widgets.status_header import StatusHeader
-from tests.helpers.tui import SIZE, make, screen_text, settle
+from tests.helpers.tui import SIZE, make, settle, text_in, widget_text
 from tests.tui_fixtures import CONFIG, HOSTILE_CHUNK_IDS, MARKUP, build_basic
 
 
@@ -32,7 +32,7 @@ async def test_markup_in_events_is_literal_and_clicking_runs_nothing(hostile: Pa
         hot.follow = False
         await pilot.press("home")
         await settle(app, pilot)
-        text = screen_text(app)
+        text = text_in(app.screen)  # the row previews and the detail of the row at the cursor
         assert "[@click=app.quit]click me[/]" in text
         assert "[bold red]not bold[/]" in text
         # Click the row's preview, then the detail panel where the full text is shown.
@@ -60,8 +60,7 @@ async def test_ansi_and_control_characters_are_visible_never_raw(hostile: Path) 
         hot.follow = False
         hot.cursor = row_of(app, lambda r: r.event_id == "ev_0001")
         await settle(app, pilot)
-        text = screen_text(app)
-        assert "red:␛[31mRED␛[0m title:␛]0;pwn" in text
+        assert "red:␛[31mRED␛[0m title:␛]0;pwn" in widget_text(hot)
         row = hot.snapshot.rows[hot.cursor]
         assert "bell:␇" in row.preview and "nul:␀" in row.preview and "<U+202E>" in row.preview
         for y in range(hot.size.height):
@@ -111,8 +110,7 @@ async def test_invalid_utf8_and_garbage_lines_are_corrupt_rows(hostile: Path) ->
         hot.follow = False
         hot.cursor = corrupt[1].index
         await settle(app, pilot)
-        text = screen_text(app)
-        assert "this is not json [@click=app.quit]q[/]" in text
+        assert "this is not json [@click=app.quit]q[/]" in text_in(app.query_one(EventDetail))
         assert app.is_running
 
 
@@ -184,7 +182,7 @@ async def test_hostile_chunk_ids_in_index_are_literal_and_open_nothing(hostile: 
         await pilot.press("4")
         await settle(app, pilot)
         assert app.is_running and app.probe.actions_run == []
-        assert "\x1b" not in screen_text(app)
+        assert "\x1b" not in text_in(app.screen)  # what every widget draws, as text
 
 
 async def test_hostile_summary_and_error_text_in_notifications(hostile: Path) -> None:
@@ -210,7 +208,8 @@ async def test_memory_root_that_does_not_exist_yet(tmp_path: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         assert app.query_one(HotWindow).snapshot.length == 0
-        assert "empty" in screen_text(app) or "no events" in screen_text(app)
+        text = text_in(app.screen)
+        assert "empty" in text or "no events" in text
         MemoryManager(root, CONFIG).append({"type": "user_input", "content": "first"})
         for _ in range(200):
             if app.query_one(HotWindow).snapshot.length == 1:
