@@ -32,7 +32,6 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
-from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Footer, Input, Static, TabbedContent, TabPane, TextArea
 from textual.widgets._footer import FooterKey
@@ -40,20 +39,28 @@ from textual.worker import Worker, WorkerState
 
 from core.config import CompactionConfig, load_config
 from core.errors import SessionMemoryError
-from core.maintenance import PassResult
 from core.manager import MemoryManager
 from core.trigger import PromptSize, TriggerDecision, should_compress
+from inspector.actions import MAINTENANCE, REPAIR, ROTATE, ActionJob, append_job, compact_job
 from inspector.commands import InspectorCommands
 from inspector.daemon_executor import DaemonExecutor
+from inspector.messages import (
+    ActionFinished,
+    EventsPolled,
+    FilesChanged,
+    PlanMade,
+    StatusRead,
+    WatchError,
+)
 from inspector.model import (
     CutPreview,
     HotWindowModel,
     LightStatus,
-    ModelUpdate,
     plan_rows,
     prompt_size_of,
     read_light_status,
 )
+from inspector.probe import AppProbe
 from inspector.safe_text import one_line
 from inspector.screens import AppendEventScreen, ConfirmScreen, FocusPromptScreen, HelpScreen
 from inspector.stylesheets import STYLESHEETS
@@ -62,12 +69,13 @@ from inspector.widgets.activity_log import ActivityLog
 from inspector.widgets.archive_view import ArchiveView
 from inspector.widgets.budget_gauge import BudgetGauge, BudgetInfo
 from inspector.widgets.chunks_view import ChunksView
-from inspector.widgets.demo_controls import DemoControls, DemoPlayerLike, compaction_line
+from inspector.widgets.demo_controls import DemoControls, DemoPlayerLike
 from inspector.widgets.event_detail import EventDetail
 from inspector.widgets.hot_window import HotWindow
 from inspector.widgets.plan_panel import PlanPanel, WhatIf
 from inspector.widgets.prompt_view import PromptView
 from inspector.widgets.recall_view import RecallView
+from inspector.widgets.session_view import SessionView, ViewContext
 from inspector.widgets.status_header import HeaderInfo, StatusHeader
 from inspector.widgets.summary_view import SummaryView
 
@@ -101,14 +109,14 @@ TAB_LABELS_TINY: dict[str, str] = {
 }
 """Tab labels below 110 and below 80 columns: every tab stays on screen with its number."""
 
-VIEW_WIDGETS: dict[str, type[Widget]] = {
+VIEW_WIDGETS: dict[str, type[SessionView]] = {
     "chunks": ChunksView,
     "summary": SummaryView,
     "prompt": PromptView,
     "recall": RecallView,
     "archive": ArchiveView,
 }
-"""Tab id -> the view widget; each has `.manager` and `.reload()` (see their docstrings)."""
+"""Tab id -> the view: a SessionView the app attaches the session on display to."""
 
 VIEWS_FOR_CHANGE: dict[str, tuple[str, ...]] = {
     "events": ("prompt",),
@@ -177,58 +185,6 @@ def key_display(keys: str) -> str:
     return " / ".join(KEY_NAMES.get(k.strip(), k.strip()) for k in keys.split(","))
 
 
-class EventsPolled(Message):
-    def __init__(self, update: ModelUpdate, model: HotWindowModel) -> None:
-        super().__init__()
-        self.update = update
-        self.model = model
-
-
-class StatusRead(Message):
-    def __init__(self, status: LightStatus, manager: MemoryManager) -> None:
-        super().__init__()
-        self.status = status
-        self.manager = manager
-
-
-class PlanMade(Message):
-    def __init__(
-        self,
-        preview: CutPreview,
-        trigger: TriggerDecision,
-        real_trigger: TriggerDecision,
-        model: HotWindowModel,
-        elapsed_ms: float,
-        size: PromptSize | None = None,
-    ) -> None:
-        super().__init__()
-        self.size = size
-        self.preview = preview
-        self.trigger = trigger
-        self.real_trigger = real_trigger
-        self.model = model
-        self.elapsed_ms = elapsed_ms
-
-
-class ActionFinished(Message):
-    """An action (or a background read, `refresh=False`) finished or failed."""
-
-    def __init__(self, name: str, text: str, *, ok: bool = True, refresh: bool = True) -> None:
-        super().__init__()
-        self.name = name
-        self.text = text
-        self.ok = ok
-        self.refresh = refresh
-
-
-class FilesChanged(Message):
-    def __init__(self, change: Change, sizes: dict[str, int | None] | None = None) -> None:
-        super().__init__()
-        self.change = change
-        self.sizes = sizes or {}
-        """Relative path -> its size now (None: gone), read in the watcher thread."""
-
-
 def file_sizes(root: Path, paths: tuple[str, ...]) -> dict[str, int | None]:
     """The size of each changed file now (None when it is gone or is not a regular file)."""
     out: dict[str, int | None] = {}
@@ -278,12 +234,6 @@ def describe_file_change(rel: str, before: int | None, now: int | None) -> str:
     return f"{rel} {'+' if delta > 0 else ''}{_size(delta)} ({_size(now)})"
 
 
-class WatchError(Message):
-    def __init__(self, text: str) -> None:
-        super().__init__()
-        self.text = text
-
-
 class _Jobs:
     """Per-job coalescing: at most one worker per job, plus one rerun when asked meanwhile."""
 
@@ -313,14 +263,6 @@ class _Jobs:
     def busy(self) -> bool:
         with self._lock:
             return bool(self._running)
-
-
-def _passresult_text(result: PassResult) -> str:
-    line = compaction_line(result.to_json())
-    if line is not None:
-        return line
-    total = result.timings_ms.get("total", 0.0)
-    return f"pass skipped: {result.reason or 'no reason given'} ({total:.0f} ms)"
 
 
 class InspectorTabs(TabbedContent):
@@ -468,8 +410,11 @@ class InspectorApp(App[int]):
         clock: Callable[[], str] | None = None,
         demo_pace: float | None = None,
         demo_autoplay: bool = True,
+        probe: AppProbe | None = None,
     ) -> None:
         super().__init__()
+        self.probe = probe if probe is not None else AppProbe()
+        """Where the app reports what tests and the bench measure (never read back)."""
         self.memory_dir = Path(memory_dir)
         self.read_only = read_only
         self.poll = poll
@@ -507,14 +452,9 @@ class InspectorApp(App[int]):
         ] = {}
         self._stale: set[str] = set()
         self._watcher: MemoryWatcher | None = None
-        self.actions_run: list[str] = []
         self._handed_over: list[events.Key] = []
-        self.errors_shown: list[str] = []
-        self.first_paint_ms: float | None = None
         self.full_load_ms: float | None = None
         self._t0 = time.perf_counter()
-        self.last_change_at: float | None = None
-        self.last_change_applied_ms: float | None = None
 
     # -- layout -----------------------------------------------------------------------------
 
@@ -548,7 +488,7 @@ class InspectorApp(App[int]):
         else:
             yield self._make_view(tab)
 
-    def _make_view(self, tab: str) -> Widget:
+    def _make_view(self, tab: str) -> SessionView:
         return VIEW_WIDGETS[tab](id=f"{tab}-view")
 
     def on_mount(self) -> None:
@@ -578,7 +518,10 @@ class InspectorApp(App[int]):
         widget first and resolves bindings when it comes back up). A key that comes back up
         here while a text field has the keyboard is handed to that field, in order (so
         "text + enter" submits the text), and nothing typed fast (tmux, SSH) is lost. A key the
-        field itself passed up comes back once more and then takes its usual way."""
+        field itself passed up comes back once more and then takes its usual way.
+        The hand-over is the one private Textual call left (`_forward_event`): a key posted
+        with the public `post_message` is not marked forwarded, so Textual takes it for new
+        input on its way back up and a burst's "enter" no longer submits (tested)."""
         focused = self.screen.focused
         editable = isinstance(focused, Input) or (
             isinstance(focused, TextArea) and not focused.read_only
@@ -651,7 +594,7 @@ class InspectorApp(App[int]):
         if not repeat and self._last_error.get(where) == line:
             return
         self._last_error[where] = line
-        self.errors_shown.append(line)
+        self.probe.error(line)
         self.log_activity(line, "error")
         self.notify(line, severity="error", markup=False, timeout=8)
 
@@ -776,8 +719,7 @@ class InspectorApp(App[int]):
             or hot.snapshot.length != update.snapshot.length
         ):
             hot.set_snapshot(update.snapshot)
-        if self.first_paint_ms is None:
-            self.first_paint_ms = (time.perf_counter() - self._t0) * 1000
+        self.probe.painted(self._t0)
         if self.full_load_ms is None and not update.snapshot.partial:
             self.full_load_ms = (time.perf_counter() - self._t0) * 1000
             if update.snapshot.length:
@@ -789,8 +731,7 @@ class InspectorApp(App[int]):
         if update.snapshot.partial:
             self._update_header()
             return
-        if self.last_change_at is not None:
-            self.last_change_applied_ms = (time.monotonic() - self.last_change_at) * 1000
+        self.probe.change_applied()
         if update.reset:
             self.log_activity(
                 f"events.jsonl reloaded: {update.snapshot.length} lines "
@@ -880,7 +821,7 @@ class InspectorApp(App[int]):
     @on(FilesChanged)
     def _on_files_changed(self, message: FilesChanged) -> None:
         change = message.change
-        self.last_change_at = change.at
+        self.probe.changed(change.at)
         if message.sizes:
             for rel, now in message.sizes.items():
                 before = self._file_sizes.get(rel)
@@ -991,11 +932,14 @@ class InspectorApp(App[int]):
     def _mark_views_stale(self, views: tuple[str, ...]) -> None:
         self._stale.update(views)
 
+    def _view_context(self) -> ViewContext:
+        return ViewContext(self.manager, self.config.window_for(self.status.model))
+
     def _attach_views(self) -> None:
         """Every view reads through the manager on display (active or archived session)."""
-        for tab in VIEW_WIDGETS:
-            with contextlib.suppress(NoMatches):
-                self.query_one(f"#{tab}-view").manager = self.manager  # type: ignore[attr-defined]
+        context = self._view_context()
+        for view in self.query(SessionView):
+            view.attach(context)
 
     def _refresh_visible_view(self) -> None:
         try:
@@ -1008,16 +952,12 @@ class InspectorApp(App[int]):
 
     def _reload_view(self, tab: str) -> None:
         try:
-            widget = self.query_one(f"#{tab}-view")
+            view = self.query_one(f"#{tab}-view", SessionView)
         except NoMatches:
             return
-        widget.manager = self.manager  # type: ignore[attr-defined]
-        if isinstance(widget, PromptView):
-            widget.context_window = self.config.window_for(self.status.model)
-        if not hasattr(widget, "reload"):
-            return
+        view.attach(self._view_context())
         try:
-            widget.reload()
+            view.reload()
         except Exception as exc:
             self.show_error(f"{tab} view", f"{type(exc).__name__}: {exc}")
 
@@ -1167,30 +1107,35 @@ class InspectorApp(App[int]):
 
     # -- actions ----------------------------------------------------------------------------
 
-    def _record_action(self, name: str, detail: str = "") -> None:
-        self.actions_run.append(name)
-        self.log_activity(f"{name}: started{detail}", "action")
+    def _run(self, job: ActionJob[Any], detail: str = "") -> None:
+        """Start an action: recorded, logged, and run by the one action worker."""
+        self.probe.action(job.name)
+        self.log_activity(f"{job.name}: started{detail}", "action")
+        self._action_worker(job, self.manager)
+
+    @work(thread=True, group="actions", exit_on_error=False)
+    def _action_worker(self, job: ActionJob[Any], manager: MemoryManager) -> None:
+        """Every write action: run it off the loop, then post what it did (or why it failed)
+        for the UI thread; the manager is the one on display when the action started."""
+        start = time.perf_counter()
+        try:
+            result = job.run(manager)
+        except Exception as exc:
+            self.post_message(ActionFinished(job.name, f"{exc}", ok=False))
+        else:
+            ms = (time.perf_counter() - start) * 1000
+            self.post_message(ActionFinished(job.name, job.describe(result, ms)))
+
+    def _confirmed(self, job: ActionJob[Any], ok: bool) -> None:
+        if not ok:
+            self.log_activity(f"{job.name} cancelled", "info")
+            return
+        self._run(job)
 
     def action_maintenance(self) -> None:
         if self._refuse("maintenance"):
             return
-        self._record_action("maintenance")
-        self._maintenance_worker(self.manager)
-
-    @work(thread=True, group="actions", exit_on_error=False)
-    def _maintenance_worker(self, manager: MemoryManager) -> None:
-        def report(result: PassResult) -> None:
-            self.post_message(ActionFinished("maintenance", _passresult_text(result)))
-
-        manager.on_pass = report
-        try:
-            manager.request_maintenance()
-            manager.wait_for_maintenance()
-            error = manager.telemetry.last_error
-            if error and manager.telemetry.last_pass is None:
-                self.post_message(ActionFinished("maintenance", error, ok=False))
-        except Exception as exc:
-            self.post_message(ActionFinished("maintenance", f"{exc}", ok=False))
+        self._run(MAINTENANCE)
 
     async def action_compact(self) -> None:
         if self._refuse("compact"):
@@ -1200,19 +1145,10 @@ class InspectorApp(App[int]):
             if focus is None:
                 self.log_activity("compaction cancelled", "info")
                 return
-            self._record_action("compact", f" (focus {one_line(focus, 80)!r})" if focus else "")
-            self._compact_worker(self.manager, focus or None)
+            detail = f" (focus {one_line(focus, 80)!r})" if focus else ""
+            self._run(compact_job(focus or None), detail)
 
         await self.push_screen(FocusPromptScreen(), got_focus)
-
-    @work(thread=True, group="actions", exit_on_error=False)
-    def _compact_worker(self, manager: MemoryManager, focus: str | None) -> None:
-        try:
-            result = manager.save(force=True, focus=focus)
-        except Exception as exc:
-            self.post_message(ActionFinished("compact", f"{exc}", ok=False))
-        else:
-            self.post_message(ActionFinished("compact", _passresult_text(result)))
 
     async def action_rotate(self) -> None:
         if self._refuse("rotate"):
@@ -1235,33 +1171,8 @@ class InspectorApp(App[int]):
         )
         await self.push_screen(
             ConfirmScreen("Rotate the session?", message, confirm_label="Rotate"),
-            lambda ok: self._confirmed("rotate", bool(ok), self._rotate_worker),
+            lambda ok: self._confirmed(ROTATE, bool(ok)),
         )
-
-    def _confirmed(self, name: str, ok: bool, worker: Callable[[MemoryManager], Any]) -> None:
-        if not ok:
-            self.log_activity(f"{name} cancelled", "info")
-            return
-        self._record_action(name)
-        worker(self.manager)
-
-    @work(thread=True, group="actions", exit_on_error=False)
-    def _rotate_worker(self, manager: MemoryManager) -> None:
-        start = time.perf_counter()
-        try:
-            result = manager.rotate()
-        except Exception as exc:
-            self.post_message(ActionFinished("rotate", f"{exc}", ok=False))
-        else:
-            ms = (time.perf_counter() - start) * 1000
-            where = result.archive_path.name if result.archive_path else "nothing to close"
-            self.post_message(
-                ActionFinished(
-                    "rotate",
-                    f"closed {result.closed_session_id or '(none)'} → session_archive/{where} "
-                    f"({ms:.0f} ms)",
-                )
-            )
 
     async def action_append(self) -> None:
         if self._refuse("append"):
@@ -1271,25 +1182,9 @@ class InspectorApp(App[int]):
             if event is None:
                 self.log_activity("append cancelled", "info")
                 return
-            self._record_action("append")
-            self._append_worker(self.manager, event)
+            self._run(append_job(event))
 
         await self.push_screen(AppendEventScreen(), got_event)
-
-    @work(thread=True, group="actions", exit_on_error=False)
-    def _append_worker(self, manager: MemoryManager, event: dict[str, Any]) -> None:
-        start = time.perf_counter()
-        try:
-            stored = manager.append(event)
-        except Exception as exc:
-            self.post_message(ActionFinished("append", f"{exc}", ok=False))
-        else:
-            ms = (time.perf_counter() - start) * 1000
-            self.post_message(
-                ActionFinished(
-                    "append", f"{stored.get('type')} {stored.get('id')} appended ({ms:.0f} ms)"
-                )
-            )
 
     async def action_repair(self) -> None:
         if self._refuse("repair"):
@@ -1301,23 +1196,11 @@ class InspectorApp(App[int]):
         )
         await self.push_screen(
             ConfirmScreen("Repair the session?", message, confirm_label="Repair"),
-            lambda ok: self._confirmed("repair", bool(ok), self._repair_worker),
+            lambda ok: self._confirmed(REPAIR, bool(ok)),
         )
 
-    @work(thread=True, group="actions", exit_on_error=False)
-    def _repair_worker(self, manager: MemoryManager) -> None:
-        start = time.perf_counter()
-        try:
-            repaired = manager.repair()
-        except Exception as exc:
-            self.post_message(ActionFinished("repair", f"{exc}", ok=False))
-        else:
-            ms = (time.perf_counter() - start) * 1000
-            counts = ", ".join(f"{k} {v}" for k, v in sorted(repaired.items())) or "nothing"
-            self.post_message(ActionFinished("repair", f"{counts} ({ms:.0f} ms)"))
-
     def action_recall(self) -> None:
-        self.actions_run.append("recall")
+        self.probe.action("recall")
         self.action_show_tab("recall")
         try:
             view = self.query_one("#recall-view")
@@ -1332,7 +1215,7 @@ class InspectorApp(App[int]):
                 inputs.first().focus()
 
     def action_toggle_preview(self) -> None:
-        self.actions_run.append("toggle_preview")
+        self.probe.action("toggle_preview")
         hot = self.query_one(HotWindow)
         hot.show_preview = not hot.show_preview
         self.query_one("#plan", PlanPanel).display = hot.show_preview
@@ -1343,7 +1226,7 @@ class InspectorApp(App[int]):
             self.request("plan")
 
     def action_what_if(self) -> None:
-        self.actions_run.append("what_if")
+        self.probe.action("what_if")
         self.action_show_tab("hot")
         hot = self.query_one(HotWindow)
         hot.show_preview = True
@@ -1358,7 +1241,7 @@ class InspectorApp(App[int]):
         self.query_one(EventDetail).focus()
 
     def action_toggle_follow(self) -> None:
-        self.actions_run.append("toggle_follow")
+        self.probe.action("toggle_follow")
         hot = self.query_one(HotWindow)
         hot.follow = not hot.follow
         self.log_activity(f"follow tail {'on' if hot.follow else 'off'}", "info")
@@ -1373,13 +1256,13 @@ class InspectorApp(App[int]):
     def action_demo_toggle(self) -> None:
         if self._refuse("demo_toggle"):
             return
-        self.actions_run.append("demo_toggle")
+        self.probe.action("demo_toggle")
         self.query_one(DemoControls).toggle()
 
     def action_demo_step(self) -> None:
         if self._refuse("demo_step"):
             return
-        self.actions_run.append("demo_step")
+        self.probe.action("demo_step")
         self.query_one(DemoControls).step_once()
 
     @on(DemoControls.Stepped)
@@ -1570,9 +1453,11 @@ def create_app(
     display_root: str | None = None,
     clock: Callable[[], str] | None = None,
     demo_autoplay: bool = True,
+    probe: AppProbe | None = None,
 ) -> InspectorApp:
     """The app the CLI runs and the tests drive (`watch=False`: no watcher thread; a demo
-    starts playing at once unless `demo_autoplay=False`)."""
+    starts playing at once unless `demo_autoplay=False`; `probe` records what tests and the
+    bench measure)."""
     return InspectorApp(
         memory_dir,
         read_only=read_only,
@@ -1583,6 +1468,7 @@ def create_app(
         display_root=display_root,
         clock=clock,
         demo_autoplay=demo_autoplay,
+        probe=probe,
     )
 
 

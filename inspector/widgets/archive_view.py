@@ -28,13 +28,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Input, Static
 from textual.worker import get_current_worker
@@ -44,9 +43,7 @@ from inspector.archive_catalog import first_request, list_archives_light
 from inspector.safe_text import safe_line
 from inspector.tables import Column, Fitted, fit_columns, text_width
 from inspector.widgets.chunks_view import describe_error
-
-if TYPE_CHECKING:
-    from core.manager import MemoryManager
+from inspector.widgets.session_view import SessionView
 
 
 def human_size(size: int) -> str:
@@ -99,7 +96,7 @@ NARROW_MOVES: tuple[tuple[str, str], ...] = (
 request stay."""
 
 
-class ArchiveView(Vertical):
+class ArchiveView(SessionView):
     """Closed sessions, newest first; a filter box and sort orders; enter opens one read-only."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -132,7 +129,6 @@ class ArchiveView(Vertical):
         self, *, name: str | None = None, id: str | None = None, classes: str | None = None
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
-        self.manager: MemoryManager | None = None
         self._all: list[ArchiveInfo] = []
         self._archives: list[ArchiveInfo] = []
         self._error: str | None = None

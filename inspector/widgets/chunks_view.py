@@ -36,14 +36,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import on, work
 from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import VerticalScroll
 from textual.geometry import Size
 from textual.message import Message
 from textual.strip import Strip
@@ -65,9 +65,7 @@ from inspector.chunk_analysis import ChunkAnalysis, analyze_chunk
 from inspector.chunk_catalog import read_chunk_index, read_chunk_index_head
 from inspector.safe_text import one_line, safe_line, safe_text, trail_blanks
 from inspector.tables import Column, Fitted, fit_columns, text_width
-
-if TYPE_CHECKING:
-    from core.manager import MemoryManager
+from inspector.widgets.session_view import SessionView
 
 SPLIT_MARKER = "Turn Context (split turn):"
 SPLIT_SEPARATOR = "\n\n---\n\n"
@@ -503,7 +501,7 @@ NARROW_MOVES: tuple[tuple[str, str], ...] = (
 … cut stay whole, at 60 the cut goes; the detail pane below shows every field anyway."""
 
 
-class ChunksView(Vertical):
+class ChunksView(SessionView):
     """index.yaml + pending evidence as a table; summary and lazily read events below it."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -550,7 +548,6 @@ class ChunksView(Vertical):
         self, *, name: str | None = None, id: str | None = None, classes: str | None = None
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
-        self.manager: MemoryManager | None = None
         self._rows: dict[str, ChunkRow] = {}
         self._selected_key: str | None = None
         self._fill_generation = 0

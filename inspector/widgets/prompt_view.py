@@ -29,14 +29,14 @@ Text, controls visible.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import on, work
 from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Input, Label, Static
 from textual.worker import get_current_worker
@@ -46,9 +46,7 @@ from core.text import compact_json
 from inspector.safe_text import safe_line, safe_text, trail_blanks
 from inspector.tables import replace_rows
 from inspector.widgets.chunks_view import describe_error
-
-if TYPE_CHECKING:
-    from core.manager import MemoryManager
+from inspector.widgets.session_view import SessionView, ViewContext
 
 DEFAULT_SYSTEM_PROMPT = "You are a helpful agent."
 DEFAULT_TASK = "Continue the task."
@@ -104,7 +102,7 @@ def message_detail(index: int, msg: dict[str, Any], tokens: int) -> Text:
     return out
 
 
-class PromptView(Vertical):
+class PromptView(SessionView):
     """The assembled next prompt with per-message token estimates."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -146,7 +144,6 @@ class PromptView(Vertical):
         classes: str | None = None,
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
-        self.manager: MemoryManager | None = None
         self.context_window: int | None = None
         self._initial_system = system_prompt
         self._initial_task = task
@@ -238,6 +235,11 @@ class PromptView(Vertical):
             static.update(trail_blanks(message_detail(row, self._messages[row], self._tokens[row])))
         else:
             static.update(Text(""))
+
+    def attach(self, context: ViewContext) -> None:
+        """Read this session, and measure its prompt against this window."""
+        super().attach(context)
+        self.context_window = context.context_window
 
     def reload(self) -> None:
         """Rebuild through the manager in a thread worker."""

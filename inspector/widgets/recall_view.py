@@ -31,14 +31,14 @@ Styles: inspector/styles/widgets/recall_view.tcss.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual import on, work
 from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.widgets import Checkbox, DataTable, Input, Static
 from textual.worker import get_current_worker
@@ -54,9 +54,7 @@ from inspector.widgets.chunks_view import (
     events_text,
     summary_text,
 )
-
-if TYPE_CHECKING:
-    from core.manager import MemoryManager
+from inspector.widgets.session_view import SessionView
 
 BADGE_STYLE = {"active": "bold black on green", "pending": "bold black on yellow"}
 
@@ -115,7 +113,7 @@ RECALL_HINT = (
 )
 
 
-class RecallView(Vertical):
+class RecallView(SessionView):
     """Search compacted history; results with their source badges and matching events."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -168,7 +166,6 @@ class RecallView(Vertical):
         classes: str | None = None,
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
-        self.manager: MemoryManager | None = None
         self.limit = limit
         self.all_sessions = False
         self._hits: list[RecallHit] = []

@@ -41,14 +41,13 @@ import asyncio
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, Literal
+from typing import ClassVar, Literal
 
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.await_complete import AwaitComplete
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Static
 from textual.worker import get_current_worker
@@ -56,10 +55,8 @@ from textual.worker import get_current_worker
 from core.summaries import parse_summary_md, summary_md_bound
 from core.tokens import estimate_tokens
 from inspector.safe_text import safe_text, trail_blanks, visible
+from inspector.widgets.session_view import SessionView
 from inspector.widgets.text_document import DocLine, Row, TextDocument, plain_of, prepare
-
-if TYPE_CHECKING:
-    from core.manager import MemoryManager
 
 RAW_LIMIT = 2_000_000
 RAW_LINE_LIMIT = 20_000
@@ -232,7 +229,7 @@ def _done() -> AwaitComplete:
     return AwaitComplete(future)
 
 
-class SummaryView(Vertical):
+class SummaryView(SessionView):
     """summary.md / summary_archive.md, styled or raw, with size, bound and line counts."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -281,7 +278,6 @@ class SummaryView(Vertical):
         self, *, name: str | None = None, id: str | None = None, classes: str | None = None
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
-        self.manager: MemoryManager | None = None
         self.raw = False
         self.file: FileName = "summary"
         self.rolling_line_count: int | None = None

@@ -1,0 +1,109 @@
+"""The inspector's write actions as data: what each runs on the session and how its result
+reads in the activity log. The app runs every one through a single thread worker
+(`InspectorApp._action_worker`), so running, timing and reporting are written once.
+
+    job = ActionJob(name, run=lambda manager: ..., describe=lambda result, ms: "...")
+    MAINTENANCE, ROTATE, REPAIR; compact_job(focus); append_job(event)
+
+`run` is called in a worker thread with the manager on display when the action started and
+may raise (the app shows the error); `describe` gets its result and the elapsed ms.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from core.maintenance import PassResult
+from core.manager import MemoryManager
+from core.rotation import RotationResult
+from inspector.widgets.demo_controls import compaction_line
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ActionJob(Generic[T]):
+    """One write action: its name (as logged), what it runs, how its result reads."""
+
+    name: str
+    run: Callable[[MemoryManager], T]
+    describe: Callable[[T, float], str]
+
+
+def pass_text(result: PassResult) -> str:
+    """A pass as the activity log shows it: the compaction line, or why it was skipped."""
+    line = compaction_line(result.to_json())
+    if line is not None:
+        return line
+    total = result.timings_ms.get("total", 0.0)
+    return f"pass skipped: {result.reason or 'no reason given'} ({total:.0f} ms)"
+
+
+class MaintenanceFailed(RuntimeError):
+    """The background pass this request ran failed (its message is the pass's error)."""
+
+
+def maintain(manager: MemoryManager) -> PassResult | None:
+    """Ask for a (coalesced) background pass and wait for it: the result of the pass that ran
+    for this request, read from the manager's telemetry (no callback is left on the manager,
+    so later passes, e.g. after appends, are not reported as this action); None when no pass
+    ran (a read-only manager)."""
+    telemetry = manager.telemetry
+    passes, errors = telemetry.passes, telemetry.errors
+    manager.request_maintenance()
+    manager.wait_for_maintenance()
+    if telemetry.passes > passes:
+        return telemetry.last_pass
+    if telemetry.errors > errors:
+        raise MaintenanceFailed(telemetry.last_error or "the pass failed")
+    return None
+
+
+def _maintenance_text(result: PassResult | None, ms: float) -> str:
+    return pass_text(result) if result is not None else f"no pass ran ({ms:.0f} ms)"
+
+
+def _rotation_text(result: RotationResult, ms: float) -> str:
+    where = result.archive_path.name if result.archive_path else "nothing to close"
+    return f"closed {result.closed_session_id or '(none)'} → session_archive/{where} ({ms:.0f} ms)"
+
+
+def _repair_text(repaired: Mapping[str, int], ms: float) -> str:
+    counts = ", ".join(f"{k} {v}" for k, v in sorted(repaired.items())) or "nothing"
+    return f"{counts} ({ms:.0f} ms)"
+
+
+def _appended_text(stored: Mapping[str, Any], ms: float) -> str:
+    return f"{stored.get('type')} {stored.get('id')} appended ({ms:.0f} ms)"
+
+
+MAINTENANCE: ActionJob[PassResult | None] = ActionJob("maintenance", maintain, _maintenance_text)
+ROTATE: ActionJob[RotationResult] = ActionJob("rotate", lambda m: m.rotate(), _rotation_text)
+REPAIR: ActionJob[dict[str, int]] = ActionJob("repair", lambda m: m.repair(), _repair_text)
+
+
+def compact_job(focus: str | None) -> ActionJob[PassResult]:
+    """A forced pass, with the focus text the person typed (None: none)."""
+    return ActionJob(
+        "compact", lambda m: m.save(force=True, focus=focus), lambda r, _ms: pass_text(r)
+    )
+
+
+def append_job(event: dict[str, Any]) -> ActionJob[Mapping[str, Any]]:
+    """One event appended as the append form built it."""
+    return ActionJob("append", lambda m: m.append(event), _appended_text)
+
+
+__all__ = [
+    "MAINTENANCE",
+    "REPAIR",
+    "ROTATE",
+    "ActionJob",
+    "MaintenanceFailed",
+    "append_job",
+    "compact_job",
+    "maintain",
+    "pass_text",
+]
