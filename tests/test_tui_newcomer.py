@@ -17,16 +17,30 @@ from textual.widgets import Input, TabbedContent
 from inspector.app import InspectorApp, InspectorFooter
 from inspector.screens import FocusPromptScreen
 from inspector.widgets.plan_panel import PlanPanel
-from inspector.widgets.status_header import HeaderInfo, header_line1, header_line2
+from inspector.widgets.status_header import (
+    HeaderInfo,
+    StatusHeader,
+    header_line1,
+    header_line2,
+)
 from inspector.widgets.text_document import wrap_line
-from tests.helpers.tui import burst, make, screen_text, settle
+from tests.helpers.tui import (
+    burst,
+    footer_keys,
+    make,
+    screen_text,
+    settle,
+    text_in,
+    widget_lines,
+)
 from tests.tui_fixtures import FIXED_SESSION
 
 LONG_ROOT = "/home/someone/projects/device-agent/runs/2026-11-30/memory"
 
 
 def footer_line(app: InspectorApp) -> str:
-    return screen_text(app).splitlines()[-1]
+    """The footer's entries as drawn, left to right."""
+    return " ".join(footer_keys(app))
 
 
 @pytest.mark.parametrize("size", [(120, 40), (80, 24), (60, 20)])
@@ -43,7 +57,8 @@ async def test_what_if_footer_shows_the_fields_keys(basic: Path, size: tuple[int
         footer = footer_line(app)
         for key in ("0-9 number", "↑↓ field", "tab next field", "esc back"):
             assert key in footer, footer
-        assert cell_len(footer) <= size[0]
+        keys = [w for w in app.query_one(InspectorFooter).children if w.region.area > 0]
+        assert all(w.region.right <= size[0] for w in keys), "a footer entry runs off the screen"
         # Moving between fields keeps them; the digits typed go into the field.
         await pilot.press("down", "1", "2")
         await settle(app, pilot)
@@ -148,7 +163,7 @@ async def test_header_at_80_columns_shows_the_roots_tail(basic: Path) -> None:
     app.display_root = LONG_ROOT
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
-        first = screen_text(app).splitlines()[0]
+        first = widget_lines(app.query_one(StatusHeader))[0]
         assert "11-30/memory" in first and "/home/" in first, first
         assert "root …/memory" not in first
         assert FIXED_SESSION in first
@@ -181,7 +196,7 @@ async def test_what_if_fields_all_on_screen_when_small(basic: Path, size: tuple[
         await settle(app, pilot)
         await pilot.press("w")
         await settle(app, pilot)
-        text = screen_text(app)
+        text = screen_text(app)  # the look: on the screen, not scrolled out of the panel
         for label in ("keep_recent_tokens", "hot_window_events", "prompt tokens"):
             assert label in text, text
 
@@ -222,7 +237,7 @@ async def test_what_if_placeholders_are_never_cut_off(basic: Path) -> None:
         for key in ("keep", "hot", "prompt"):
             field = app.query_one(f"#whatif-{key}", Input)
             assert cell_len(field.placeholder) < field.content_region.width, field.placeholder
-        assert "(confi" not in screen_text(app)
+        assert "(confi" not in text_in(app.query_one(PlanPanel))
     wide = make(basic)
     async with wide.run_test(size=(120, 40)) as pilot:
         await settle(wide, pilot)
