@@ -300,7 +300,11 @@ def cached_root(n_chunks: int, n_archives: int | None = None) -> Path:
 
 
 def ensure_scale_root(quick: bool = False) -> Path:
-    """The long-lived root: 10,000 chunks and 100 archives (2,000 and 20 with `quick`)."""
+    """The long-lived root: 10,000 chunks and 100 archives (2,000 and 20 with `quick`), or
+    `BENCH_SCALE_CHUNKS` chunks when set (the smoke test's small root, as the scale group)."""
+    given = os.environ.get("BENCH_SCALE_CHUNKS")
+    if given:
+        return cached_root(max(10, int(given)))
     return cached_root(QUICK_CHUNKS if quick else FULL_CHUNKS)
 
 
