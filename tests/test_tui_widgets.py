@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 from rich.text import Text
 
+from inspector.app import InspectorFooter
 from inspector.safe_text import trail_blanks
-from inspector.widgets.budget_gauge import BudgetInfo, render_budget
+from inspector.widgets.budget_gauge import BudgetGauge, BudgetInfo, render_budget
 from inspector.widgets.chunks_view import ChunkRow, cut_meta_detail, cut_meta_summary
-from inspector.widgets.status_header import HeaderInfo, render_header
-from tests.helpers.tui import make, screen_text, settle
+from inspector.widgets.status_header import HeaderInfo, StatusHeader, render_header
+from tests.helpers.tui import footer_keys, make, settle, widget_lines
 from tests.tui_fixtures import FIXED_SESSION, build_basic
 
 DEMO_LIKE = HeaderInfo(
@@ -71,19 +72,24 @@ async def test_80x24_nothing_cut_on_any_tab(tmp_path: Path) -> None:
         for tab in "1234567":
             await pilot.press(tab)
             await settle(app, pilot)
-            lines = screen_text(app).split("\n")
+            lines = [
+                *widget_lines(app.query_one(StatusHeader)),
+                *widget_lines(app.query_one(BudgetGauge)),
+            ]
             assert FIXED_SESSION in lines[0] and "demo-model" in lines[0]
             assert "off" in lines[1] and "idle" in lines[1]
             assert "3,300 / 4,000" in lines[2] and "will compact: token path" in lines[3]
             for line in lines[:4]:
                 assert "…" not in line, (tab, line)
-            footer = lines[-1]
+            footer = " ".join(footer_keys(app))
+            entries = [w for w in app.query_one(InspectorFooter).children if w.region.area > 0]
+            assert max(w.region.right for w in entries) <= 80, (tab, footer)  # none cut off
             assert "Quit" in footer and footer.endswith("^p palette"), (tab, footer)
             if tab == "5":  # the search field has the keyboard: the footer gives its keys
                 assert "enter search" in footer and "esc results" in footer, footer
                 await pilot.press("escape")  # to the results: the app's keys again
                 await settle(app, pilot)
-                footer = screen_text(app).split("\n")[-1]
+                footer = " ".join(footer_keys(app))
             keys = footer.replace("▏", "")
             assert "Maintain" in keys and "Compact" in keys and "Append" in keys
             assert ("Cut" in keys) == (tab == "1")  # the hot window's keys on its own tab
