@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.atomic import read_bytes_no_symlink
 from core.catalog import read_catalog, rebuild_catalog
@@ -37,8 +37,6 @@ from core.maintenance import (
 )
 from core.prompt import build_prompt_messages
 from core.reader import EventTail
-from core.recall import RecallResult
-from core.recall_cache import RecallCache
 from core.rotation import RotationResult, recover_archive, rotate
 from core.status import (
     ArchiveInfo,
@@ -50,6 +48,10 @@ from core.status import (
 )
 from core.store import SessionStore
 from core.summarizer import Summarizer, make_summarizer
+
+if TYPE_CHECKING:
+    from core.recall import RecallResult
+    from core.recall_cache import RecallCache
 
 
 @dataclass
@@ -114,9 +116,19 @@ class MemoryManager:
         self._hot_lock = threading.Lock()
         self._hot_tail = EventTail(self.paths.events, tokens=False)
         self._hot_cache: list[Event] = []
-        self.recall_cache = RecallCache(
-            self.store, self.memory_dir, read_only=self.read_only, hot_events=self._hot_events
-        )
+        self._recall_cache: RecallCache | None = None
+
+    @property
+    def recall_cache(self) -> RecallCache:
+        """Made on first use: recall's modules (SQLite, the ranking) are imported only by a
+        process that recalls or indexes, not by every `status` or `prompt`."""
+        if self._recall_cache is None:
+            from core.recall_cache import RecallCache
+
+            self._recall_cache = RecallCache(
+                self.store, self.memory_dir, read_only=self.read_only, hot_events=self._hot_events
+            )
+        return self._recall_cache
 
     @property
     def persistent_recall(self) -> bool:

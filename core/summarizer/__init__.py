@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.errors import ConfigError
 from core.events import Event
@@ -51,9 +51,21 @@ from core.summarizer.base import (
     split_turn_summary,
 )
 from core.summarizer.extractive import ExtractiveSummarizer
-from core.summarizer.openai import OpenAISummarizer, render_events_for_prompt
+
+if TYPE_CHECKING:
+    from core.summarizer.openai import OpenAISummarizer, render_events_for_prompt
 
 log = logging.getLogger(__name__)
+
+
+def __getattr__(name: str) -> Any:
+    """The HTTP backend is imported when first used: it pulls in urllib and http.client, which
+    every command that never summarises over HTTP (status, plan, prompt) would pay for."""
+    if name in ("OpenAISummarizer", "render_events_for_prompt"):
+        from core.summarizer import openai
+
+        return getattr(openai, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 # --------------------------------------------------------------------------- factory + fallback
 
@@ -67,6 +79,8 @@ def make_summarizer(cfg: SummarizerConfigLike) -> Summarizer:
             raise ConfigError("summarizer.base_url is required for the openai backend")
         if not cfg.model:
             raise ConfigError("summarizer.model is required for the openai backend")
+        from core.summarizer.openai import OpenAISummarizer
+
         return OpenAISummarizer(
             cfg.base_url,
             cfg.model,
