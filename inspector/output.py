@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any
 
 from rich import box
 from rich.cells import cell_len
@@ -23,10 +23,25 @@ from rich.text import Text
 
 from inspector.safe_text import one_line, safe_line, safe_text
 
+if TYPE_CHECKING:  # the CLI imports this module lazily; these are for the signatures only
+    from core.maintenance import PassResult
+    from core.manager import MemoryManager
+    from core.planner import CompactionPlan
+    from core.recall import RecallResult
+    from core.rotation import RotationResult
+    from core.status import PlanReport, SessionStatus
+    from inspector.demo.agent import DemoStats, DemoStep
+
+Event = Mapping[str, Any]
+"""An event as read from events.jsonl: a JSON object whose values are untrusted JSON (the
+one `Any` left: JSON values have no narrower static type)."""
+Message = Mapping[str, Any]
+"""A chat message of the assembled prompt (role, content, tool_calls …), JSON like an event."""
+
 Row = tuple[str, Text | str]
 
 
-def make_console(file: Any = None) -> Console:
+def make_console(file: IO[str] | None = None) -> Console:
     """The console of every command: no colour (and no styles at all) with NO_COLOR; when the
     output is not a terminal (a pipe, a file) lines are never hard-wrapped, so a command or a
     path printed for copying stays on one line."""
@@ -105,13 +120,7 @@ def _kv_table(rows: Iterable[Row], title: str | None = None) -> Table:
     return table
 
 
-def _get(obj: Any, name: str, default: Any = None) -> Any:
-    if isinstance(obj, Mapping):
-        return obj.get(name, default)
-    return getattr(obj, name, default)
-
-
-def event_preview(event: Mapping[str, Any], limit: int = 90) -> str:
+def event_preview(event: Event, limit: int = 90) -> str:
     """One line of an event's content for tables (control characters visible)."""
     content = event.get("content")
     if content is None:
@@ -137,7 +146,7 @@ def event_preview(event: Mapping[str, Any], limit: int = 90) -> str:
     return one_line(text, limit)
 
 
-def _event_label(event: Mapping[str, Any]) -> Text:
+def _event_label(event: Event) -> Text:
     etype = event.get("type") or event.get("role") or "?"
     style = {
         "user_input": "bold green",
@@ -158,7 +167,7 @@ def _short_id(value: object, limit: int = 18) -> Text:
 
 
 def events_table(
-    events: Sequence[Mapping[str, Any]],
+    events: Sequence[Event],
     indexes: Sequence[int],
     *,
     title: str | None = None,
@@ -210,56 +219,57 @@ def events_table(
 # --- status ---------------------------------------------------------------------------------
 
 
-def _latest_events(manager: Any, count: int) -> list[Mapping[str, Any]]:
+def _latest_events(manager: MemoryManager, count: int) -> Sequence[Event]:
     """The last few hot-window events, or [] when they cannot be read."""
     try:
         snapshot = manager.store.read_events()
     except Exception:
         return []
-    events = _get(snapshot, "events", snapshot)
-    return list(events)[-count:] if isinstance(events, Sequence) else []
+    return list(snapshot.events)[-count:]
 
 
-def render_status(console: Console, status: Any, manager: Any = None) -> None:
-    should = bool(_get(status, "should_compress"))
+def render_status(
+    console: Console, status: SessionStatus, manager: MemoryManager | None = None
+) -> None:
+    should = status.should_compress
     trigger_text = _yes(should)
-    if _get(status, "trigger"):
-        trigger_text.append(f" (trigger: {one_line(str(_get(status, 'trigger')), 20)})")
-    reason = _get(status, "trigger_reason")
+    if status.trigger:
+        trigger_text.append(f" (trigger: {one_line(str(status.trigger), 20)})")
+    reason = status.trigger_reason
     if reason:
         trigger_text.append("  ")
         trigger_text.append(one_line(str(reason), 200), style="dim")
-    window = Text(f"{_get(status, 'context_window') or 0:,}")
-    model = _get(status, "model")
+    window = Text(f"{status.context_window or 0:,}")
+    model = status.model
     if model:
         window.append("  model ")
         window.append(one_line(str(model), 60), style="cyan")
-    pending = int(_get(status, "pending_count") or 0)
-    corrupt = int(_get(status, "corrupt_lines") or 0)
+    pending = int(status.pending_count or 0)
+    corrupt = int(status.corrupt_lines or 0)
     rows: list[Row] = [
-        ("memory root", safe_line(str(_get(status, "memory_dir") or ""), limit=300)),
-        ("session", safe_line(str(_get(status, "session_id") or "—"), "bold")),
-        ("events (hot window)", _n(_get(status, "event_count"))),
-        ("hot tokens", _n(_get(status, "hot_tokens"))),
-        ("last prompt tokens", _n(_get(status, "last_prompt_tokens"))),
+        ("memory root", safe_line(str(status.memory_dir or ""), limit=300)),
+        ("session", safe_line(str(status.session_id or "—"), "bold")),
+        ("events (hot window)", _n(status.event_count)),
+        ("hot tokens", _n(status.hot_tokens)),
+        ("last prompt tokens", _n(status.last_prompt_tokens)),
         ("prompt tokens", _prompt_text(status)),
         ("context window", window),
         ("should compress", trigger_text),
-        ("chunks", _n(_get(status, "chunk_count"))),
+        ("chunks", _n(status.chunk_count)),
         ("pending evidence", Text(str(pending), style="bold yellow" if pending else "")),
         ("corrupt lines", Text(str(corrupt), style="bold red" if corrupt else "")),
-        ("compressed history", _yes(bool(_get(status, "has_compressed_history")), "green")),
+        ("compressed history", _yes(bool(status.has_compressed_history), "green")),
     ]
-    index_error = _get(status, "index_error")
+    index_error = status.index_error
     if index_error:
         rows.append(("index", safe_text(str(index_error), "bold red", limit=400)))
         rows.append(("", _t(("run `session-inspector repair` to rebuild it", "dim"))))
-    for warning in _get(status, "warnings") or []:
+    for warning in status.warnings:
         rows.append(("warning", safe_text(str(warning), "yellow", limit=400)))
     # The root in full when it fits the value column; else its middle elided there (head and
     # tail stay readable) and the whole path on a line of its own under the table, never
     # wrapped inside (a terminal folds it; a pipe gets it on one line, to copy).
-    root = one_line(str(_get(status, "memory_dir") or ""), 10_000)
+    root = one_line(str(status.memory_dir or ""), 10_000)
     room = console.width - max(cell_len(key) for key, _ in rows) - 6
     elided = cell_len(root) > room
     if elided:
@@ -269,7 +279,7 @@ def render_status(console: Console, status: Any, manager: Any = None) -> None:
         console.print(Text.assemble(("memory root: ", "dim"), root), soft_wrap=True)
         console.print()
 
-    archives = list(_get(status, "archives") or [])
+    archives = list(status.archives)
     if archives:
         table = Table(box=box.SIMPLE_HEAD, title="Archived sessions", title_justify="left")
         table.title_style = "bold"
@@ -279,17 +289,17 @@ def render_status(console: Console, status: Any, manager: Any = None) -> None:
         table.add_column("created", style="dim")
         for info in archives:
             table.add_row(
-                safe_line(str(_get(info, "session_id")), limit=60),
-                _n(_get(info, "event_count")),
-                _n(_get(info, "chunk_count")),
-                safe_line(str(_get(info, "created_at") or ""), limit=40),
+                safe_line(str(info.session_id), limit=60),
+                _n(info.event_count),
+                _n(info.chunk_count),
+                safe_line(str(info.created_at or ""), limit=40),
             )
         console.print(table)
 
     if manager is not None:
         latest = _latest_events(manager, 5)
         if latest:
-            total = int(_get(status, "event_count") or len(latest))
+            total = int(status.event_count or len(latest))
             first = max(total - len(latest), 0)
             indexes = list(range(len(latest)))
             console.print(
@@ -302,33 +312,29 @@ def render_status(console: Console, status: Any, manager: Any = None) -> None:
 # --- plan -----------------------------------------------------------------------------------
 
 
-def _plan_window(plan: Any, n: int, around: int = 6) -> list[int]:
+def _plan_window(plan: CompactionPlan, n: int, around: int = 6) -> list[int]:
     """Indexes worth showing: the ends, the root, the turn start, and around the cut."""
     if n <= 40:
         return list(range(n))
     keep: set[int] = set(range(min(3, n))) | set(range(max(n - 3, 0), n))
-    for name in ("root_index", "turn_start_index"):
-        value = _get(plan, name)
-        if isinstance(value, int):
+    for value in (plan.root_index, plan.turn_start_index):
+        if value is not None:
             keep.add(value)
-    for name in ("cut_index",):
-        value = _get(plan, name)
-        if isinstance(value, int):
-            keep |= set(range(max(value - around, 0), min(value + around, n)))
-    for trace_name in ("token_path", "count_path"):
-        trace = _get(plan, trace_name)
-        for name in ("candidate_index", "snapped_index"):
-            value = _get(trace, name)
-            if isinstance(value, int) and 0 <= value < n:
+    if plan.cut_index is not None:
+        cut = plan.cut_index
+        keep |= set(range(max(cut - around, 0), min(cut + around, n)))
+    for trace in (plan.token_path, plan.count_path):
+        for value in (trace.candidate_index, trace.snapped_index):
+            if value is not None and 0 <= value < n:
                 keep |= set(range(max(value - 2, 0), min(value + 3, n)))
     return sorted(i for i in keep if 0 <= i < n)
 
 
-def render_plan(console: Console, report: Any) -> None:
+def render_plan(console: Console, report: PlanReport) -> None:
     trigger = report.trigger
     plan = report.plan
-    events = list(report.events)
-    tokens = list(getattr(report, "tokens", []) or [])
+    events: list[Event] = list(report.events)
+    tokens = list(report.tokens)
     head = _t(("should compress: ", "bold"))
     head.append_text(_yes(bool(trigger.should_compress)))
     if trigger.trigger:
@@ -377,7 +383,7 @@ def render_plan(console: Console, report: Any) -> None:
         rows.append(("", _t(("a pass would not run now; `compact --force` would cut here", "dim"))))
     console.print(_kv_table(rows, title="Plan"))
 
-    notes = list(getattr(plan, "notes", ()) or ())
+    notes = list(plan.notes)
     if notes:
         console.print(Text("Explanation", style="bold"))
         for note in notes:
@@ -416,21 +422,21 @@ def render_plan(console: Console, report: Any) -> None:
 # --- one-line results ----------------------------------------------------------------------
 
 
-def render_pass(console: Console, result: Any) -> None:
+def render_pass(console: Console, result: PassResult) -> None:
     if result.compacted:
         line = _t(("compacted ", "bold green"))
-        count = getattr(result, "compacted_event_count", None)
+        count = result.compacted_event_count
         if count:
             line.append(plural(count, "event") + " ")
         line.append("into ")
         line.append_text(safe_line(str(result.chunk_id), "bold"))
         extras = []
-        plan = getattr(result, "plan", None)
-        if plan is not None and getattr(plan, "path", None):
+        plan = result.plan
+        if plan is not None and plan.path:
             extras.append(f"{plan.path} path")
-        if getattr(result, "is_split_turn", False):
+        if result.is_split_turn:
             extras.append("split turn")
-        backend = getattr(result, "summary_backend", None)
+        backend = result.summary_backend
         if backend:
             extras.append(f"summary: {one_line(str(backend), 40)}")
         if extras:
@@ -447,7 +453,7 @@ def render_pass(console: Console, result: Any) -> None:
 
 def render_append(
     console: Console,
-    stored: Sequence[Mapping[str, Any]],
+    stored: Sequence[Event],
     memory_dir: Path,
     prompt_tokens: int | None,
     model: str | None,
@@ -474,7 +480,7 @@ def render_append(
     console.print(line)
 
 
-def render_rotation(console: Console, result: Any) -> None:
+def render_rotation(console: Console, result: RotationResult) -> None:
     if result.closed_session_id is None:
         console.print(_t(("no session to close", "bold"), "; started a new session"))
         return
@@ -499,39 +505,39 @@ def render_repair(console: Console, repaired: Mapping[str, int]) -> None:
 # --- recall and prompt ----------------------------------------------------------------------
 
 
-def render_recall(console: Console, query: str, result: Any) -> None:
-    hits = list(_get(result, "results", None) or _get(result, "hits", None) or [])
+def render_recall(console: Console, query: str, result: RecallResult) -> None:
+    hits = list(result.results)
     head = _t(("recall ", "bold"))
     head.append_text(safe_line(repr(query), limit=120))
     head.append(f": {len(hits)} result{'s' if len(hits) != 1 else ''}")
-    pending = _get(result, "pending_chunks_recalled", 0) or 0
+    pending = result.pending_chunks_recalled
     if pending:
         head.append(f" ({pending} from pending evidence)", style="yellow")
     console.print(head)
     for hit in hits:
-        source = str(_get(hit, "source", ""))
+        source = str(hit.source)
         line = Text("\n")
-        line.append_text(safe_line(str(_get(hit, "chunk_id")), "bold", limit=80))
+        line.append_text(safe_line(str(hit.chunk_id), "bold", limit=80))
         line.append(
             f"  source: {one_line(source, 20)}", style="yellow" if source == "pending" else "cyan"
         )
-        score = _get(hit, "score")
+        score = hit.score
         if isinstance(score, int | float):
             line.append(f"  score {score:.3f}", style="dim")
-        session_id = _get(hit, "session_id", None)
+        session_id = hit.session_id
         if session_id is not None:
             line.append("  session ")
             line.append_text(safe_line(str(session_id), "magenta", limit=60))
-            line.append(" (archived)" if _get(hit, "archived", False) else " (active)", style="dim")
+            line.append(" (archived)" if hit.archived else " (active)", style="dim")
         console.print(line)
-        summary = str(_get(hit, "summary") or "")
+        summary = str(hit.summary or "")
         if summary:
             for text_line in summary.splitlines()[:8]:
                 console.print(Text("  ") + safe_line(text_line, limit=160))
             extra = len(summary.splitlines()) - 8
             if extra > 0:
                 console.print(Text(f"  … {extra} more summary lines", style="dim"))
-        events = list(_get(hit, "events") or [])
+        events: list[Event] = list(hit.events or [])
         for event in events[:5]:
             row = Text("    ")
             row.append_text(_event_label(event))
@@ -543,7 +549,7 @@ def render_recall(console: Console, query: str, result: Any) -> None:
             console.print(Text(f"    … {more}", style="dim"))
 
 
-def render_prompt(console: Console, messages: Sequence[Mapping[str, Any]]) -> None:
+def render_prompt(console: Console, messages: Sequence[Message]) -> None:
     for number, message in enumerate(messages):
         role = str(message.get("role", "?"))
         head = Text(f"[{number}] ", style="dim")
@@ -570,11 +576,11 @@ def render_prompt(console: Console, messages: Sequence[Mapping[str, Any]]) -> No
 # --- demo -----------------------------------------------------------------------------------
 
 
-def demo_progress(console: Console) -> Callable[[Any], None]:
+def demo_progress(console: Console) -> Callable[[DemoStep], None]:
     """An on_step callback printing compactions, rotations, recalls and crashes as they happen."""
 
-    def show(step: Any) -> None:
-        kind = str(getattr(step, "kind", ""))
+    def show(step: DemoStep) -> None:
+        kind = str(step.kind)
         if kind not in ("maintenance", "rotate", "recall", "crash", "scenario"):
             return
         style = {"maintenance": "green", "rotate": "cyan", "recall": "blue", "crash": "red"}
@@ -585,8 +591,8 @@ def demo_progress(console: Console) -> Callable[[Any], None]:
     return show
 
 
-def render_demo(console: Console, root: Path, scenario: str, stats: Any) -> None:
-    data = stats.to_json() if hasattr(stats, "to_json") else dict(stats)
+def render_demo(console: Console, root: Path, scenario: str, stats: DemoStats) -> None:
+    data = stats.to_json()
     rows: list[Row] = [
         ("memory root", safe_line(str(root), limit=300)),
         ("scenario", Text(scenario, style="bold")),
@@ -605,15 +611,15 @@ def render_demo(console: Console, root: Path, scenario: str, stats: Any) -> None
     console.print(hint, soft_wrap=True)  # a command to copy: never broken across lines
 
 
-def _prompt_text(status: object) -> Text:
+def _prompt_text(status: SessionStatus) -> Text:
     """The trigger's figure and its parts: `12,345 (recorded 11,000 + 1,345 appended)`."""
-    tokens = _get(status, "prompt_tokens")
-    source = str(_get(status, "prompt_tokens_source") or "unknown")
+    tokens = status.prompt_tokens
+    source = str(status.prompt_tokens_source or "unknown")
     if tokens is None:
         return Text("unknown (count rule only)", style="dim")
     out = Text(f"{int(tokens):,}")
-    base = _get(status, "last_prompt_tokens")
-    appended = int(_get(status, "prompt_tokens_appended") or 0)
+    base = status.last_prompt_tokens
+    appended = int(status.prompt_tokens_appended or 0)
     detail = f"  {source}"
     if base is not None and appended:
         detail += f" {int(base):,} + {appended:,} appended (estimate)"
