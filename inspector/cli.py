@@ -13,13 +13,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
-import importlib.util
 import json
 import os
 import re
 import sys
-import tempfile
-import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -778,6 +775,8 @@ def cmd_import(ctx: Context) -> int:
 
 def _run_app_or_fail() -> Callable[..., Any]:
     """inspector.app.run_app, imported only now (Textual is slow to import)."""
+    import importlib.util
+
     if importlib.util.find_spec("inspector.app") is None:
         raise SessionMemoryError("the TUI is not available yet")
     from inspector.app import run_app
@@ -810,6 +809,8 @@ def _demo_root(ctx: Context) -> tuple[Path, bool]:
             )
         root.mkdir(parents=True, exist_ok=True)
         return root, False
+    import tempfile
+
     parent = Path(tempfile.mkdtemp(prefix="session-inspector-demo-"))
     root = parent / "memory"
     root.mkdir()
@@ -879,6 +880,12 @@ COMMANDS: dict[str, Callable[[Context], int]] = {
 }
 
 
+def _print_traceback() -> None:
+    import traceback
+
+    traceback.print_exc()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; return its exit status (never raises, never prints a traceback)."""
     args_list = list(sys.argv[1:] if argv is None else argv)
@@ -895,18 +902,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except SessionMemoryError as exc:
         if debug:
-            traceback.print_exc()
+            _print_traceback()
         _print_error(str(exc))
         return int(getattr(exc, "exit_code", EXIT_FAILED))
     except OSError as exc:
         if debug:
-            traceback.print_exc()
+            _print_traceback()
         where = f": {exc.filename}" if exc.filename else ""
         _print_error(f"{exc.strerror or exc}{where}")
         return EXIT_FAILED
     except Exception as exc:
         if debug:
-            traceback.print_exc()
+            _print_traceback()
         _print_error(
             f"internal error: {type(exc).__name__}: {exc} (run with --debug for a traceback)"
         )
