@@ -880,7 +880,7 @@ def _unindexed_chunk_names(paths: MemoryPaths) -> bool:
     chunk id is never indexed)."""
     extra = chunk_file_names(paths)
     if extra:
-        extra -= set(read_catalog(paths).chunk_ids())
+        extra -= set(read_catalog(paths, write=False).chunk_ids())
     return any(CHUNK_ID_RE.match(name) for name in extra)
 
 
