@@ -17,6 +17,7 @@ import traceback
 from typing import Any
 
 from bench.common import ROOT, Outcome, machine
+from bench.report import fmt, write_report
 from bench.targets import BY_KEY, KEYS, TARGETS
 
 GROUPS: dict[str, tuple[str, ...]] = {
@@ -93,18 +94,6 @@ def run_groups(names: list[str], quick: bool) -> tuple[Outcome, dict[str, float]
     return total, seconds
 
 
-def fmt(value: float | None) -> str:
-    if value is None:
-        return "null"
-    if abs(value) >= 100:
-        return f"{value:,.0f}"
-    if abs(value) >= 10:
-        return f"{value:.1f}"
-    if abs(value) >= 0.1:
-        return f"{value:.2f}"
-    return f"{value:.4f}"
-
-
 def met_text(met: bool | None) -> str:
     return {True: "met", False: "NOT met", None: "—"}[met]
 
@@ -168,8 +157,6 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print_table(doc)
     if not args.quick and not args.no_write and names == list(GROUPS):
-        from bench.report import write_report
-
         path = write_report(doc, ROOT / "docs" / "PERFORMANCE.md")
         log(f"bench: wrote {path}")
     return 0

@@ -11,10 +11,17 @@ from bench.targets import TARGETS
 COMMAND = "python -m bench            # full run, writes this file (--quick: < 2 min, no file)"
 
 
-def _fmt(value: float | None) -> str:
-    from bench.__main__ import fmt
-
-    return fmt(value)
+def fmt(value: float | None) -> str:
+    """A figure with as many digits as tell (the console table and this report agree)."""
+    if value is None:
+        return "null"
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    if abs(value) >= 10:
+        return f"{value:.1f}"
+    if abs(value) >= 0.1:
+        return f"{value:.2f}"
+    return f"{value:.4f}"
 
 
 def write_report(doc: dict[str, Any], path: Path) -> Path:
@@ -53,7 +60,7 @@ def write_report(doc: dict[str, Any], path: Path) -> Path:
         value = doc["results"].get(t.key)
         met = doc["targets_met"].get(t.key)
         mark = {True: "met", False: "**not met**", None: "—"}[met]
-        lines.append(f"| `{t.key}` | {_fmt(value)} | {t.target_text} | {mark} | {t.what} |")
+        lines.append(f"| `{t.key}` | {fmt(value)} | {t.target_text} | {mark} | {t.what} |")
     lines.append("")
     if doc["notes"]:
         lines += ["Notes:", ""]

@@ -1,5 +1,6 @@
-"""The inspector's write actions as data: what each runs on the session and how its result
-reads in the activity log. The app runs every one through a single thread worker
+"""The inspector's actions as data: `ACTIONS` (each `ActionSpec` as the palette, the footer
+and the help list it), and the write actions as jobs: what each runs on the session and how
+its result reads in the activity log. The app runs every job through a single thread worker
 (`InspectorApp._action_worker`), so running, timing and reporting are written once.
 
     job = ActionJob(name, run=lambda manager: ..., describe=lambda result, ms: "...")
@@ -21,6 +22,35 @@ from core.rotation import RotationResult
 from inspector.widgets.demo_controls import compaction_line
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ActionSpec:
+    """An action as the footer and the command palette list it."""
+
+    action: str
+    title: str
+    help: str
+    key: str
+
+
+ACTIONS: tuple[ActionSpec, ...] = (
+    ActionSpec("maintenance", "Run maintenance", "Request a (coalesced) background pass", "m"),
+    ActionSpec("compact", "Force compaction", "Compact now, with optional focus text", "c"),
+    ActionSpec("rotate", "Rotate session", "Close the session into session_archive/", "r"),
+    ActionSpec("append", "Append event", "Append one event (type, role, text)", "a"),
+    ActionSpec("repair", "Repair", "Rebuild the index, finish crashed passes", "R"),
+    ActionSpec("recall", "Recall", "Search compacted history", "/"),
+    ActionSpec("toggle_preview", "Toggle cut preview", "Show where a pass would cut", "p"),
+    ActionSpec("what_if", "What-if", "Change keep/hot/prompt and watch the cut move", "w"),
+    ActionSpec("toggle_follow", "Toggle follow tail", "Keep the newest event in view", "f"),
+    ActionSpec("demo_toggle", "Demo play/pause", "Play or pause the demo agent", "space"),
+    ActionSpec("demo_step", "Demo step", "Run one step of the demo agent", "s"),
+    ActionSpec("back_to_active", "Back to active session", "Leave the archived session", "b"),
+    ActionSpec("help", "Help: marks and keys", "What every mark, sign and key means", "?"),
+    ActionSpec("quit", "Quit", "Leave the inspector", "q"),
+)
+"""Every action of the app, in the order the palette lists them (the footer and `?` too)."""
 
 
 @dataclass(frozen=True)
@@ -97,10 +127,12 @@ def append_job(event: dict[str, Any]) -> ActionJob[Mapping[str, Any]]:
 
 
 __all__ = [
+    "ACTIONS",
     "MAINTENANCE",
     "REPAIR",
     "ROTATE",
     "ActionJob",
+    "ActionSpec",
     "MaintenanceFailed",
     "append_job",
     "compact_job",

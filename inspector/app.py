@@ -21,7 +21,6 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -41,7 +40,16 @@ from core.config import CompactionConfig, load_config
 from core.errors import SessionMemoryError
 from core.manager import MemoryManager
 from core.trigger import PromptSize, TriggerDecision, should_compress
-from inspector.actions import MAINTENANCE, REPAIR, ROTATE, ActionJob, append_job, compact_job
+from inspector.actions import (
+    ACTIONS,
+    MAINTENANCE,
+    REPAIR,
+    ROTATE,
+    ActionJob,
+    ActionSpec,
+    append_job,
+    compact_job,
+)
 from inspector.commands import InspectorCommands
 from inspector.daemon_executor import DaemonExecutor
 from inspector.messages import (
@@ -132,33 +140,6 @@ DEMO_ACTIONS = frozenset({"demo_toggle", "demo_step"})
 
 SPARK_HISTORY = 60
 
-
-@dataclass(frozen=True)
-class ActionSpec:
-    """An action as the footer and the command palette list it."""
-
-    action: str
-    title: str
-    help: str
-    key: str
-
-
-ACTIONS: tuple[ActionSpec, ...] = (
-    ActionSpec("maintenance", "Run maintenance", "Request a (coalesced) background pass", "m"),
-    ActionSpec("compact", "Force compaction", "Compact now, with optional focus text", "c"),
-    ActionSpec("rotate", "Rotate session", "Close the session into session_archive/", "r"),
-    ActionSpec("append", "Append event", "Append one event (type, role, text)", "a"),
-    ActionSpec("repair", "Repair", "Rebuild the index, finish crashed passes", "R"),
-    ActionSpec("recall", "Recall", "Search compacted history", "/"),
-    ActionSpec("toggle_preview", "Toggle cut preview", "Show where a pass would cut", "p"),
-    ActionSpec("what_if", "What-if", "Change keep/hot/prompt and watch the cut move", "w"),
-    ActionSpec("toggle_follow", "Toggle follow tail", "Keep the newest event in view", "f"),
-    ActionSpec("demo_toggle", "Demo play/pause", "Play or pause the demo agent", "space"),
-    ActionSpec("demo_step", "Demo step", "Run one step of the demo agent", "s"),
-    ActionSpec("back_to_active", "Back to active session", "Leave the archived session", "b"),
-    ActionSpec("help", "Help: marks and keys", "What every mark, sign and key means", "?"),
-    ActionSpec("quit", "Quit", "Leave the inspector", "q"),
-)
 
 KEY_NAMES = {
     "slash": "/",

@@ -7,23 +7,27 @@ demo is attached. Titles and help are fixed strings (no untrusted text reaches t
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import Protocol, runtime_checkable
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-if TYPE_CHECKING:
-    from inspector.app import ActionSpec, InspectorApp
+from inspector.actions import ActionSpec
+
+
+@runtime_checkable
+class ActionSource(Protocol):
+    """What the palette needs of the app (InspectorApp is one): the actions allowed now.
+    A protocol, so this module does not import the app that imports it."""
+
+    def available_actions(self) -> list[ActionSpec]: ...
 
 
 class InspectorCommands(Provider):
-    """Lists `inspector.app.ACTIONS` that `InspectorApp.check_action` allows right now."""
+    """Lists `inspector.actions.ACTIONS` that `InspectorApp.check_action` allows right now."""
 
     def _specs(self) -> list[ActionSpec]:
         app = self.app
-        if not hasattr(app, "available_actions"):
-            return []
-        inspector: InspectorApp = app  # type: ignore[assignment]
-        return inspector.available_actions()
+        return app.available_actions() if isinstance(app, ActionSource) else []
 
     def _run(self, action: str) -> None:
         self.app.call_later(self.app.run_action, action)
