@@ -433,7 +433,6 @@ class InspectorApp(App[int]):
         ] = {}
         self._stale: set[str] = set()
         self._watcher: MemoryWatcher | None = None
-        self._handed_over: list[events.Key] = []
         self.full_load_ms: float | None = None
         self._t0 = time.perf_counter()
 
@@ -497,32 +496,27 @@ class InspectorApp(App[int]):
         """Keys typed right after a key that opens a text field (`a`, `c`, `/`) were already on
         their way through the widget focused before (Textual routes every key to the focused
         widget first and resolves bindings when it comes back up). A key that comes back up
-        here while a text field has the keyboard is handed to that field, in order (so
-        "text + enter" submits the text), and nothing typed fast (tmux, SSH) is lost. A key the
-        field itself passed up comes back once more and then takes its usual way.
-        The hand-over is the one private Textual call left (`_forward_event`): a key posted
-        with the public `post_message` is not marked forwarded, so Textual takes it for new
-        input on its way back up and a burst's "enter" no longer submits (tested)."""
+        here while a text field has the keyboard is typed into that field through its public
+        API (a character, a TextArea's enter), in order, so "text + enter" submits the text and
+        nothing typed fast (tmux, SSH) is lost; any other key goes on to the bindings where
+        the field is (Input's enter submits, a what-if field's down moves on)."""
         focused = self.screen.focused
-        editable = isinstance(focused, Input) or (
-            isinstance(focused, TextArea) and not focused.read_only
-        )
-        if focused is None or not editable:
+        if not isinstance(focused, Input | TextArea) or (
+            isinstance(focused, TextArea) and focused.read_only
+        ):
             if self._type_to_search(event):
                 return
             self._explain_refused_key(event.key)
             return
-        if any(event is e for e in self._handed_over):
-            return
+        text = event.character if event.is_printable else None
+        if isinstance(focused, TextArea) and event.key == "enter":
+            text = "\n"
         active = self.active_bindings.get(event.key)
-        if active is not None and active.binding.priority:
-            return
+        if text is None or (active is not None and active.binding.priority):
+            return  # takes its usual way: the bindings where the field is (enter submits)
         event.prevent_default()
         event.stop()
-        again = events.Key(event.key, event.character)
-        self._handed_over.append(again)
-        del self._handed_over[:-64]
-        focused._forward_event(again)
+        focused.replace(text, *focused.selection)  # typed over the selection, as the field does
 
     def on_resize(self, event: events.Resize) -> None:
         self._update_size_class(event.size.width)
