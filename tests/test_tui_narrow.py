@@ -20,7 +20,7 @@ from inspector.screens.help_screen import (
 )
 from inspector.tables import CELL_PADDING, WIDE_TABLE, Column, fit_columns
 from tests.helpers.tui import make, settle
-from tests.tui_fixtures import build_basic, build_with_archive
+from tests.tui_fixtures import build_with_archive
 
 
 def labels(table: DataTable[Text]) -> list[str]:
@@ -73,8 +73,8 @@ def test_fit_drops_shortens_and_shrinks_in_priority_order() -> None:
 
 
 @pytest.mark.parametrize("size", [(80, 24), (60, 20)])
-async def test_chunks_table_fits_narrow_screens(tmp_path: Path, size: tuple[int, int]) -> None:
-    app = make(build_basic(tmp_path / "m"))
+async def test_chunks_table_fits_narrow_screens(basic: Path, size: tuple[int, int]) -> None:
+    app = make(basic)
     async with app.run_test(size=size) as pilot:
         await settle(app, pilot)
         await pilot.press("2")
@@ -93,9 +93,9 @@ async def test_chunks_table_fits_narrow_screens(tmp_path: Path, size: tuple[int,
 
 
 async def test_chunks_table_keeps_every_column_when_wide_and_refits_on_resize(
-    tmp_path: Path,
+    basic: Path,
 ) -> None:
-    app = make(build_basic(tmp_path / "m"))
+    app = make(basic)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
         await pilot.press("2")
@@ -170,10 +170,8 @@ def test_help_text_continuation_lines_start_under_the_explanation() -> None:
 
 
 @pytest.mark.parametrize("size", [(80, 24), (60, 20)])
-async def test_help_screen_wraps_under_the_explanations(
-    tmp_path: Path, size: tuple[int, int]
-) -> None:
-    app = make(build_basic(tmp_path / "m"))
+async def test_help_screen_wraps_under_the_explanations(basic: Path, size: tuple[int, int]) -> None:
+    app = make(basic)
     async with app.run_test(size=size) as pilot:
         await settle(app, pilot)
         await pilot.press("question_mark")

@@ -4,7 +4,7 @@
 Public API (for the app):
 
     view = ArchiveView(id="archive")
-    view.manager: MemoryManager | None       # set by the app; used by reload() only
+    view.manager: MemoryManager | None  # attach() sets it; used by reload() only
     view.set_data(archives: Sequence[ArchiveInfo], error: str | None = None) -> None
         # Plain data in (MemoryManager.list_archives() or SessionStatus.archives).
     view.reload() -> None                    # list_archives_light() in a thread worker

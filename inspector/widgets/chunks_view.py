@@ -4,7 +4,7 @@ chunk's summary (split-turn part marked) and its events, read lazily.
 Public API (for the app):
 
     view = ChunksView(id="chunks")
-    view.manager: MemoryManager | None       # set by the app; used for lazy reads only
+    view.manager: MemoryManager | None  # attach() sets it; used for lazy reads only
     view.set_data(entries: Sequence[ChunkEntry], pending: Sequence[PendingEvidence],
                   index_error: str | None = None, *, warnings: Sequence[str] = ()) -> None
         # Plain data in, loaded by the app (e.g. in its own worker). Indexed chunks show with

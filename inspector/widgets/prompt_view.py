@@ -5,7 +5,7 @@ context window.
 Public API (for the app):
 
     view = PromptView(id="prompt", system_prompt=DEFAULT_SYSTEM_PROMPT, task=DEFAULT_TASK)
-    view.manager: MemoryManager | None       # set by the app; reload() builds through it
+    view.manager: MemoryManager | None  # attach() sets it; reload() builds through it
     view.context_window: int | None          # set by the app from SessionStatus.context_window;
                                              # None: manager.config.window_for(model)
     view.system_prompt -> str, view.task_text -> str   # what the two inputs hold

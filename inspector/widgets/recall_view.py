@@ -5,7 +5,7 @@ sessions are searched too and each result names its session.
 Public API (for the app):
 
     view = RecallView(id="recall", limit=10)
-    view.manager: MemoryManager | None       # set by the app; search() runs through it
+    view.manager: MemoryManager | None  # attach() sets it; search() runs through it
     view.limit: int                          # results asked for (default 10)
     view.all_sessions: bool                  # archived sessions too (the checkbox)
     view.search(query: str) -> None          # runs manager.recall(query, limit) in a thread

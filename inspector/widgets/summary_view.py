@@ -5,7 +5,7 @@ a raw view.
 Public API (for the app):
 
     view = SummaryView(id="summary")
-    view.manager: MemoryManager | None      # set by the app; used by reload() only
+    view.manager: MemoryManager | None  # attach() sets it; used by reload() only
     view.set_data(summary_md: str | None, archive_md: str | None,
                   max_rolling_lines: int, error: str | None = None,
                   *, bound_tokens: int | None = None) -> AwaitComplete
