@@ -21,6 +21,7 @@ class Host(App[None]):
 
     def __init__(self, view: RecallView) -> None:
         super().__init__()
+        self.animation_level = "none"  # as in tests/helpers/tui.py::make
         self.view = view
         self.sentinel_calls = 0
 
