@@ -60,6 +60,7 @@ class ScreenHost(App[None]):
 
     def __init__(self, screen: Screen[Any]) -> None:
         super().__init__()
+        self.animation_level = "none"  # as in tests/helpers/tui.py::make
         self._screen = screen
         self.results: list[Any] = []
         self.sentinel_calls = 0
@@ -82,6 +83,7 @@ class ViewHost(App[None]):
 
     def __init__(self, view: Widget) -> None:
         super().__init__()
+        self.animation_level = "none"  # as in tests/helpers/tui.py::make
         self.view = view
         self.sentinel_calls = 0
         self.posted: list[Any] = []
