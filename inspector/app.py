@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -37,7 +36,7 @@ from textual.worker import Worker, WorkerState
 from core.config import CompactionConfig, load_config
 from core.errors import SessionMemoryError
 from core.manager import MemoryManager
-from core.trigger import PromptSize, TriggerDecision, should_compress
+from core.trigger import PromptSize, TriggerDecision
 from inspector.actions import (
     ACTIONS,
     MAINTENANCE,
@@ -50,6 +49,7 @@ from inspector.actions import (
 )
 from inspector.commands import InspectorCommands
 from inspector.daemon_executor import DaemonExecutor
+from inspector.jobs import Jobs
 from inspector.messages import (
     ActionFinished,
     EventsPolled,
@@ -62,15 +62,22 @@ from inspector.model import (
     CutPreview,
     HotWindowModel,
     LightStatus,
-    plan_rows,
-    prompt_size_of,
+    plan_now,
     read_light_status,
+    what_if_config,
 )
 from inspector.probe import AppProbe
 from inspector.safe_text import one_line
 from inspector.screens import AppendEventScreen, ConfirmScreen, FocusPromptScreen, HelpScreen
 from inspector.stylesheets import STYLESHEETS
-from inspector.watch import VIEWS, Change, MemoryWatcher
+from inspector.watch import (
+    VIEWS,
+    Change,
+    MemoryWatcher,
+    describe_file_change,
+    file_sizes,
+    initial_sizes,
+)
 from inspector.widgets.activity_log import ActivityLog
 from inspector.widgets.archive_view import ArchiveView
 from inspector.widgets.budget_gauge import BudgetGauge, BudgetInfo
@@ -170,86 +177,6 @@ def key_display(keys: str) -> str:
     return " / ".join(KEY_NAMES.get(k.strip(), k.strip()) for k in keys.split(","))
 
 
-def file_sizes(root: Path, paths: tuple[str, ...]) -> dict[str, int | None]:
-    """The size of each changed file now (None when it is gone or is not a regular file)."""
-    out: dict[str, int | None] = {}
-    for rel in paths[:50]:
-        try:
-            st = (root / rel).stat()
-        except OSError:
-            out[rel] = None
-            continue
-        out[rel] = st.st_size if not (root / rel).is_dir() else None
-    return out
-
-
-def initial_sizes(root: Path) -> dict[str, int | None]:
-    """Sizes of the files of session/ and session/chunks/ (relative paths), best effort."""
-    out: dict[str, int | None] = {}
-    for folder in ("session", "session/chunks", "session/chunks/pending"):
-        try:
-            with os.scandir(root / folder) as it:
-                for entry in it:
-                    if entry.is_file(follow_symlinks=False):
-                        out[f"{folder}/{entry.name}"] = entry.stat(follow_symlinks=False).st_size
-        except OSError:
-            continue
-    return out
-
-
-def _size(n: int) -> str:
-    sign = "-" if n < 0 else ""
-    n = abs(n)
-    if n < 1024:
-        return f"{sign}{n} B"
-    if n < 1024 * 1024:
-        return f"{sign}{n / 1024:.1f} KB"
-    return f"{sign}{n / 1024 / 1024:.1f} MB"
-
-
-def describe_file_change(rel: str, before: int | None, now: int | None) -> str:
-    """ "session/events.jsonl +1.2 KB (45.3 KB)", "… new (3 KB)", "… removed", "… rewritten"."""
-    if now is None:
-        return f"{rel} removed" if before is not None else f"{rel} changed"
-    if before is None:
-        return f"{rel} new ({_size(now)})"
-    delta = now - before
-    if delta == 0:
-        return f"{rel} rewritten ({_size(now)})"
-    return f"{rel} {'+' if delta > 0 else ''}{_size(delta)} ({_size(now)})"
-
-
-class _Jobs:
-    """Per-job coalescing: at most one worker per job, plus one rerun when asked meanwhile."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._running: set[str] = set()
-        self._dirty: set[str] = set()
-
-    def claim(self, name: str) -> bool:
-        """True: the caller should start a worker; False: one runs and will run again."""
-        with self._lock:
-            if name in self._running:
-                self._dirty.add(name)
-                return False
-            self._running.add(name)
-            return True
-
-    def again(self, name: str) -> bool:
-        """Called by the worker when done: True means run once more."""
-        with self._lock:
-            if name in self._dirty:
-                self._dirty.discard(name)
-                return True
-            self._running.discard(name)
-            return False
-
-    def busy(self) -> bool:
-        with self._lock:
-            return bool(self._running)
-
-
 class InspectorTabs(TabbedContent):
     """TabbedContent that ignores a stale "pane got focus" report: when number keys arrive in
     a burst (typed fast, or batched over SSH), the focus given to tab 4 is reported after tab 5
@@ -338,7 +265,7 @@ class InspectorApp(App[int]):
         self.trigger: TriggerDecision | None = None
         self.real_trigger: TriggerDecision | None = None
         self.prompt_size: PromptSize | None = None
-        self._jobs = _Jobs()
+        self._jobs = Jobs()
         self._want_archives = False
         self._jump_to_cut = False
         self._stopping = threading.Event()
@@ -494,7 +421,7 @@ class InspectorApp(App[int]):
     # -- coalesced background jobs ----------------------------------------------------------
 
     def request(self, job: str, *, archives: bool = False) -> None:
-        """Run a reload job in a thread worker, coalesced (see `_Jobs`)."""
+        """Run a reload job in a thread worker, coalesced (see `inspector.jobs.Jobs`)."""
         if job == "status" and archives:
             self._want_archives = True
         if not self._jobs.claim(job):
@@ -546,53 +473,26 @@ class InspectorApp(App[int]):
             start = time.perf_counter()
             what_if = self.what_if
             try:
-                snapshot = model.snapshot()
-                config = self._what_if_config(what_if)
-                preview = plan_rows(snapshot, config)
-                status = self.status
-                size = prompt_size_of(status, snapshot)
-                real = should_compress(
-                    prompt_tokens=size.tokens,
-                    event_count=snapshot.n_events,
-                    config=self.config,
-                    model=status.model,
-                    prompt_source=size.source,
-                    count_rule_too=not size.ever_recorded,
+                config = what_if_config(
+                    self.config, what_if.keep_recent_tokens, what_if.hot_window_events
                 )
-                if what_if.prompt_tokens is not None:
-                    trigger = should_compress(
-                        prompt_tokens=what_if.prompt_tokens,
-                        event_count=snapshot.n_events,
-                        config=config,
-                        model=status.model,
-                    )
-                else:
-                    trigger = should_compress(
-                        prompt_tokens=size.tokens,
-                        event_count=snapshot.n_events,
-                        config=config,
-                        model=status.model,
-                        prompt_source=size.source,
-                        count_rule_too=not size.ever_recorded,
-                    )
+                plan = plan_now(
+                    model.snapshot(), self.status, self.config, config, what_if.prompt_tokens
+                )
             except Exception as exc:
                 self.post_message(ActionFinished("plan", f"{exc}", ok=False, refresh=False))
             else:
                 elapsed = (time.perf_counter() - start) * 1000
-                self.post_message(PlanMade(preview, trigger, real, model, elapsed, size))
+                self.post_message(
+                    PlanMade(
+                        plan.preview, plan.trigger, plan.real_trigger, model, elapsed, plan.size
+                    )
+                )
             if not self._jobs.again("plan"):
                 return
             pause = min(2.0, 2 * (time.perf_counter() - start))
             if pause > 0.05 and self._stopping.wait(pause):
                 return
-
-    def _what_if_config(self, what_if: WhatIf) -> CompactionConfig:
-        changes: dict[str, int] = {}
-        if what_if.keep_recent_tokens:
-            changes["keep_recent_tokens"] = what_if.keep_recent_tokens
-        if what_if.hot_window_events:
-            changes["hot_window_events"] = what_if.hot_window_events
-        return self.config.replace(**changes) if changes else self.config
 
     # -- applying results (UI thread) -------------------------------------------------------
 

@@ -32,6 +32,7 @@ from typing import Any, TypeVar, overload
 
 from core.atomic import open_no_symlink
 from core.chunks import list_pending
+from core.config import CompactionConfig
 from core.errors import IndexCorruptError, SessionMemoryError
 from core.events import CutClass, Event, cut_class, is_synthetic
 from core.jsonl import parse_event_lines
@@ -42,7 +43,7 @@ from core.state import SessionState
 from core.status import ArchiveInfo
 from core.text import content_text
 from core.tokens import estimate_event_tokens
-from core.trigger import PromptSize, prompt_size
+from core.trigger import PromptSize, TriggerDecision, prompt_size, should_compress
 from inspector.archive_catalog import list_archives_light
 from inspector.chunk_catalog import chunk_count as index_chunk_count
 from inspector.safe_text import one_line
@@ -707,3 +708,60 @@ def prompt_size_of(status: LightStatus, snapshot: HotWindowSnapshot) -> PromptSi
             tokens=(),
         )
     return state.prompt_size(snapshot.event_ids(), snapshot.token_list())
+
+
+@dataclass(frozen=True)
+class PlanNow:
+    """What the plan job works out for the hot window as it is: the cut preview and the
+    trigger's verdict with the what-if values, the verdict with the configured ones (the
+    budget gauge), and the prompt size both were given."""
+
+    preview: CutPreview
+    trigger: TriggerDecision
+    real_trigger: TriggerDecision
+    size: PromptSize
+
+
+def what_if_config(
+    config: CompactionConfig, keep_recent_tokens: int | None, hot_window_events: int | None
+) -> CompactionConfig:
+    """The config with the what-if panel's values in place of the configured ones."""
+    changes: dict[str, int] = {}
+    if keep_recent_tokens:
+        changes["keep_recent_tokens"] = keep_recent_tokens
+    if hot_window_events:
+        changes["hot_window_events"] = hot_window_events
+    return config.replace(**changes) if changes else config
+
+
+def plan_now(
+    snapshot: HotWindowSnapshot,
+    status: LightStatus,
+    config: CompactionConfig,
+    what_if: CompactionConfig,
+    what_if_prompt_tokens: int | None = None,
+) -> PlanNow:
+    """Plan the snapshot with `what_if` (the config with the panel's values) and ask the
+    trigger, with the panel's prompt size when one is typed; no I/O (the app's plan worker
+    runs it, a test can call it on a snapshot)."""
+    size = prompt_size_of(status, snapshot)
+    n, model = snapshot.n_events, status.model
+
+    def measured(with_config: CompactionConfig) -> TriggerDecision:
+        return should_compress(
+            prompt_tokens=size.tokens,
+            event_count=n,
+            config=with_config,
+            model=model,
+            prompt_source=size.source,
+            count_rule_too=not size.ever_recorded,
+        )
+
+    real = measured(config)
+    if what_if_prompt_tokens is not None:
+        trigger = should_compress(
+            prompt_tokens=what_if_prompt_tokens, event_count=n, config=what_if, model=model
+        )
+    else:
+        trigger = measured(what_if)
+    return PlanNow(plan_rows(snapshot, what_if), trigger, real, size)

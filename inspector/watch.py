@@ -209,3 +209,55 @@ class MemoryWatcher:
                 if not self._stop.is_set():
                     self.on_change(Change(frozenset(VIEWS), ("",), time.monotonic()))
                     self._stop.wait(self.poll_delay_ms / 1000)
+
+
+# -- what changed, for the activity log --------------------------------------------------
+
+
+def file_sizes(root: Path, paths: tuple[str, ...]) -> dict[str, int | None]:
+    """The size of each changed file now (None when it is gone or is not a regular file)."""
+    out: dict[str, int | None] = {}
+    for rel in paths[:50]:
+        try:
+            st = (root / rel).stat()
+        except OSError:
+            out[rel] = None
+            continue
+        out[rel] = st.st_size if not (root / rel).is_dir() else None
+    return out
+
+
+def initial_sizes(root: Path) -> dict[str, int | None]:
+    """Sizes of the files of session/ and session/chunks/ (relative paths), best effort."""
+    out: dict[str, int | None] = {}
+    for folder in ("session", "session/chunks", "session/chunks/pending"):
+        try:
+            with os.scandir(root / folder) as it:
+                for entry in it:
+                    if entry.is_file(follow_symlinks=False):
+                        out[f"{folder}/{entry.name}"] = entry.stat(follow_symlinks=False).st_size
+        except OSError:
+            continue
+    return out
+
+
+def _size(n: int) -> str:
+    sign = "-" if n < 0 else ""
+    n = abs(n)
+    if n < 1024:
+        return f"{sign}{n} B"
+    if n < 1024 * 1024:
+        return f"{sign}{n / 1024:.1f} KB"
+    return f"{sign}{n / 1024 / 1024:.1f} MB"
+
+
+def describe_file_change(rel: str, before: int | None, now: int | None) -> str:
+    """ "session/events.jsonl +1.2 KB (45.3 KB)", "… new (3 KB)", "… removed", "… rewritten"."""
+    if now is None:
+        return f"{rel} removed" if before is not None else f"{rel} changed"
+    if before is None:
+        return f"{rel} new ({_size(now)})"
+    delta = now - before
+    if delta == 0:
+        return f"{rel} rewritten ({_size(now)})"
+    return f"{rel} {'+' if delta > 0 else ''}{_size(delta)} ({_size(now)})"
