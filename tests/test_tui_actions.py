@@ -1,0 +1,51 @@
+"""The app's one action runner (inspector.actions): a write action reports its own result, and
+nothing it started keeps reporting afterwards."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from core.manager import MemoryManager
+from inspector.actions import MAINTENANCE, maintain
+from inspector.widgets.activity_log import ActivityLog
+from tests.helpers.tui import SIZE, make, settle, until
+from tests.tui_fixtures import CONFIG
+
+
+def _maintenance_lines(log: list[str]) -> list[str]:
+    return [
+        line for line in log if line.startswith("action: maintenance:") and "started" not in line
+    ]
+
+
+async def test_maintenance_reports_its_own_pass_and_no_later_one(basic: Path) -> None:
+    app = make(basic)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("m")
+        await settle(app, pilot)
+        await until(pilot, lambda: app.status.chunk_count == 2)
+        log = app.query_one(ActivityLog).lines_written
+        await until(pilot, lambda: len(_maintenance_lines(log)) == 1)
+        assert "compaction chunk_0002" in _maintenance_lines(log)[0]
+        assert app.probe.actions_run.count("maintenance") == 1
+        # A later pass the person did not ask for here (a runtime's commit requests one) is
+        # not reported as this action (no callback is left on the manager).
+        app.manager.request_maintenance()
+        app.manager.wait_for_maintenance(timeout=30)
+        await settle(app, pilot)
+        assert len(_maintenance_lines(log)) == 1
+
+
+def test_maintain_returns_the_pass_of_its_request(basic: Path) -> None:
+    manager = MemoryManager(basic, CONFIG)
+    result = maintain(manager)
+    assert result is not None and result.compacted
+    assert MAINTENANCE.describe(result, 12.0).startswith(f"compaction {result.chunk_id}")
+    # Nothing to do now: the pass ran and says why it skipped.
+    again = maintain(manager)
+    assert again is not None and not again.compacted
+    assert MAINTENANCE.describe(again, 3.0).startswith("pass skipped: ")
+    reader = MemoryManager(basic, CONFIG, read_only=True)
+    assert maintain(reader) is None  # read-only: no pass runs
+    assert MAINTENANCE.describe(None, 1.0) == "no pass ran (1 ms)"
