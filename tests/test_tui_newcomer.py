@@ -14,8 +14,9 @@ import pytest
 from rich.cells import cell_len
 from textual.widgets import Input, TabbedContent
 
-from inspector.app import InspectorApp, InspectorFooter
+from inspector.app import InspectorApp
 from inspector.screens import FocusPromptScreen
+from inspector.widgets.footer import InspectorFooter
 from inspector.widgets.plan_panel import PlanPanel
 from inspector.widgets.status_header import (
     HeaderInfo,

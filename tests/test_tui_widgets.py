@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from rich.text import Text
 
-from inspector.app import InspectorFooter
 from inspector.safe_text import trail_blanks
 from inspector.widgets.budget_gauge import BudgetGauge, BudgetInfo, render_budget
 from inspector.widgets.chunks_view import ChunkRow, cut_meta_detail, cut_meta_summary
+from inspector.widgets.footer import InspectorFooter
 from inspector.widgets.status_header import HeaderInfo, StatusHeader, render_header
 from tests.helpers.tui import footer_keys, make, settle, widget_lines
 from tests.tui_fixtures import FIXED_SESSION, build_basic
