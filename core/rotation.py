@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.atomic import fsync_dir, open_no_symlink
+from core.atomic import fsync_dir
 from core.chunks import list_chunk_files, list_pending
 from core.config import CompactionConfig
 from core.errors import BadInputError, SessionMemoryError, StoreError
@@ -138,19 +138,15 @@ def _events_size(store: SessionStore, *, sync: bool = False) -> int:
     """Size of events.jsonl (0 when missing); StoreError when it is not a regular file, so a
     FIFO planted there stops the rotation before anything moves. `sync`: fsync it too (the
     appends not yet synced must not be lost to a power cut once the session is archived)."""
-    path = store.paths.events
-    try:
-        fd = open_no_symlink(path, os.O_RDONLY)
-    except FileNotFoundError:
+    fd = store.open_events()
+    if fd is None:
         return 0
-    except OSError as exc:
-        raise StoreError(f"cannot read {path}: {exc.strerror or exc}") from exc
     try:
         if sync:
             os.fsync(fd)
         return os.fstat(fd).st_size
     except OSError as exc:
-        raise StoreError(f"cannot sync {path}: {exc.strerror or exc}") from exc
+        raise StoreError(f"cannot sync {store.paths.events}: {exc.strerror or exc}") from exc
     finally:
         os.close(fd)
 

@@ -10,11 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.atomic import open_no_symlink
 from core.catalog import read_catalog
 from core.chunks import chunk_file_names, list_pending
 from core.config import CompactionConfig
-from core.errors import IndexCorruptError, SessionMemoryError, StoreError
+from core.errors import IndexCorruptError, SessionMemoryError
 from core.events import Event
 from core.jsonl import parse_event_lines
 from core.maintenance import trigger_for
@@ -247,13 +246,9 @@ def _archive_event_count(store: SessionStore) -> int:
     """The events in an archive's events.jsonl, as `read_events` counts them, without the
     token estimates and digest a snapshot carries (status lists a hundred archives)."""
     store.paths.ensure_inside_root()
-    path = store.paths.events
-    try:
-        fd = open_no_symlink(path, os.O_RDONLY)
-    except FileNotFoundError:
+    fd = store.open_events()
+    if fd is None:
         return 0
-    except OSError as exc:
-        raise StoreError(f"cannot read {path}: {exc.strerror or exc}") from exc
     with os.fdopen(fd, "rb") as fh:
         data = fh.read()
     return len(parse_event_lines(data, final=False).events)

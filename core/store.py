@@ -308,17 +308,24 @@ class SessionStore:
 
         return self.update_state(apply)
 
-    def _last_event_id_locked(self) -> str | None:
-        """Id of the last parsable event line of events.jsonl, read from its end (the caller
-        holds the lock, so no append is half-written; an unterminated last line is a crashed
-        writer's leftover and is skipped). None when the file holds no event."""
+    def open_events(self) -> int | None:
+        """events.jsonl opened read-only (no symlink, a regular file: a FIFO planted there is
+        refused, never waited on); None when it is missing; StoreError naming it otherwise."""
         path = self.paths.events
         try:
-            fd = open_no_symlink(path, os.O_RDONLY)
+            return open_no_symlink(path, os.O_RDONLY)
         except FileNotFoundError:
             return None
         except OSError as exc:
             raise StoreError(f"cannot read {path}: {_reason(exc)}") from exc
+
+    def _last_event_id_locked(self) -> str | None:
+        """Id of the last parsable event line of events.jsonl, read from its end (the caller
+        holds the lock, so no append is half-written; an unterminated last line is a crashed
+        writer's leftover and is skipped). None when the file holds no event."""
+        fd = self.open_events()
+        if fd is None:
+            return None
         try:
             end = os.fstat(fd).st_size
             pos = end
@@ -340,7 +347,7 @@ class SessionStore:
                         return eid if isinstance(eid, str) else None
                 rest = lines[0] + b"\n" if pos > 0 else b""
         except OSError as exc:
-            raise StoreError(f"cannot read {path}: {_reason(exc)}") from exc
+            raise StoreError(f"cannot read {self.paths.events}: {_reason(exc)}") from exc
         finally:
             os.close(fd)
         return None
