@@ -67,6 +67,7 @@ def __getattr__(name: str) -> Any:
         return getattr(openai, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
+
 # --------------------------------------------------------------------------- factory + fallback
 
 
