@@ -25,6 +25,7 @@ from tests.tui_fixtures import build_basic
 REPO = Path(__file__).resolve().parent.parent
 pytestmark = [
     pytest.mark.tmux,
+    pytest.mark.extended,  # a real terminal and real processes: CI runs it as its own step
     pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
 ]
 

@@ -26,6 +26,10 @@ from tests.memory_invariants import (
 )
 from tests.reliability._support import three_chunks
 
+# A child killed at every fault point, ~7 s: CI runs it as its own step (-m extended);
+# tests/test_crash_recovery.py covers the contract's points in the default run.
+pytestmark = pytest.mark.extended
+
 PASS_POINTS = [
     "between_pending_writes",
     "after_pending_commit",

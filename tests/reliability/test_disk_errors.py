@@ -34,6 +34,10 @@ from tests.reliability._support import (
     write_small_config,
 )
 
+# Every write of a pass failed in turn, real full and read-only file systems, ~6 s: CI runs
+# it as its own step (-m extended).
+pytestmark = pytest.mark.extended
+
 
 def session_files(root: Path) -> dict[str, bytes]:
     return {

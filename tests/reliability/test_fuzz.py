@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -29,6 +30,9 @@ from core.reader import EventTail
 from core.store import SessionStore
 from core.summaries import parse_summary_md
 from tests.reliability._support import small_config
+
+# Hypothesis over arbitrary files, ~5 s: CI runs it as its own step (-m extended).
+pytestmark = pytest.mark.extended
 
 settings.register_profile(
     "reliability",

@@ -60,6 +60,7 @@ def test_append_to_a_fifo_events_file_fails_instead_of_vanishing_or_hanging(
     assert_clean_failure(run, 1, "events.jsonl", "not a regular file")
 
 
+@pytest.mark.extended  # every command against a FIFO in each store file's place: ~12 s
 @pytest.mark.parametrize(
     "name", ["state.json", "chunks/index.yaml", "chunks/chunk_0001.jsonl", "events.jsonl"]
 )

@@ -130,6 +130,7 @@ def run_schedule(tmp_path: Path, kills: int, seed: int) -> Schedule:
     return log
 
 
+@pytest.mark.extended  # processes killed on a seeded schedule: CI runs it as its own step
 def test_seeded_sigkill_schedule(tmp_path: Path) -> None:
     log = run_schedule(tmp_path, kills=20, seed=6)
     assert log.recalled, "the schedule compacted something"
