@@ -634,6 +634,7 @@ async def test_summary_view_marks_the_split_turn_part() -> None:
         assert "\n\n\n" not in view.shown_text()
 
 
+@pytest.mark.extended  # 90 clicks over the text, ~9 s: CI runs it as its own step
 async def test_summary_view_links_never_run_anything() -> None:
     hostile_md = (
         "# Session History (compressed chunks)\n\n## Rolling Summary\n\n"
