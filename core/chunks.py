@@ -219,9 +219,19 @@ def _parse_index(path: Path, data: bytes) -> IndexRead:
         return IndexRead([], warnings, exists=True)
     if not isinstance(raw_chunks, list):
         raise _index_error(path, f"`chunks` is not a list (a YAML {type(raw_chunks).__name__})")
+    return collect_entries(raw_chunks, path, warnings)
+
+
+def collect_entries(
+    raws: Iterable[object], path: Path | str, warnings: list[str] | None = None
+) -> IndexRead:
+    """The entries of index.yaml's `chunks` list, in order: one that is not a valid entry, or
+    repeats an id, is skipped with a warning (appended to `warnings`). Shared by `read_index`
+    and the TUI's fast reader, so both accept and refuse the same entries."""
+    warnings = [] if warnings is None else warnings
     entries: list[ChunkEntry] = []
     seen: set[str] = set()
-    for i, raw in enumerate(raw_chunks, 1):
+    for i, raw in enumerate(raws, 1):
         try:
             entry = ChunkEntry.from_dict(raw, f"{path}: chunk {i}")
         except SessionMemoryError as exc:

@@ -25,6 +25,7 @@ import os
 import re
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,7 @@ import yaml
 
 from core.atomic import open_no_symlink, read_bytes_no_symlink
 from core.catalog import catalog_path, read_catalog
-from core.chunks import INDEX_VERSION, ChunkEntry, IndexRead, read_index
+from core.chunks import INDEX_VERSION, ChunkEntry, IndexRead, collect_entries, read_index
 from core.errors import SessionMemoryError
 from core.paths import CHUNK_ID_MAX_LEN, CHUNK_ID_RE, MemoryPaths
 from core.yaml_safe import strict_load
@@ -179,30 +180,21 @@ def _scan(path: str, text: str) -> IndexRead | None:
     if any(not lines[i].startswith("- ") for i in starts):
         return None
     bounds = [*starts, len(lines)]
-    entries: list[ChunkEntry] = []
-    seen: set[str] = set()
-    for n, (a, b) in enumerate(itertools.pairwise(bounds), 1):
-        if n % YIELD_EVERY == 0:
-            time.sleep(0)  # let the UI thread take the GIL: this runs in a worker thread
-        segment = lines[a:b]
-        try:
-            raw: Any = _entry(segment)
-        except _Unusual:
+
+    def raws() -> Iterator[Any]:
+        for n, (a, b) in enumerate(itertools.pairwise(bounds), 1):
+            if n % YIELD_EVERY == 0:
+                time.sleep(0)  # let the UI thread take the GIL: this runs in a worker thread
+            segment = lines[a:b]
             try:
-                raw = _entry_yaml(segment)
-            except yaml.YAMLError:
-                return None
-        try:
-            entry = ChunkEntry.from_dict(raw, f"{path}: chunk {n}")
-        except SessionMemoryError as exc:
-            warnings.append(f"{exc}; entry skipped")
-            continue
-        if entry.chunk_id in seen:
-            warnings.append(f"{path}: chunk {n}: duplicate chunk id {entry.chunk_id!r}; skipped")
-            continue
-        seen.add(entry.chunk_id)
-        entries.append(entry)
-    return IndexRead(entries, warnings, exists=True)
+                yield _entry(segment)
+            except _Unusual:
+                yield _entry_yaml(segment)
+
+    try:
+        return collect_entries(raws(), path, warnings)
+    except yaml.YAMLError:
+        return None
 
 
 _CACHE: dict[str, tuple[tuple[int, int, int], IndexRead]] = {}
