@@ -20,7 +20,7 @@ from textual.widgets import Input, TabbedContent, Tabs
 
 from core.chunks import read_index
 from core.manager import MemoryManager
-from inspector.app import WRITE_ACTIONS, InspectorApp, create_app
+from inspector.app import WRITE_ACTIONS, InspectorApp
 from inspector.commands import InspectorCommands
 from inspector.demo import DemoPlayer, demo_config
 from inspector.screens import AppendEventScreen, ConfirmScreen, FocusPromptScreen, HelpScreen
@@ -493,7 +493,7 @@ async def test_demo_plays_at_once_with_progress_and_compaction_lines(tmp_path: P
     root = tmp_path / "demo"
     manager = MemoryManager(root, demo_config())
     player = DemoPlayer(manager, "split-turn", speed=0)
-    app = create_app(root, config=demo_config(), demo=player, watch=False, display_root="m")
+    app = make(root, config=demo_config(), demo=player)
     async with app.run_test(size=(80, 24)) as pilot:
         controls = app.query_one(DemoControls)
         await until(pilot, lambda: controls.finished, timeout=60)  # nobody pressed anything
@@ -660,7 +660,7 @@ async def test_demo_keys_after_the_end_say_why(tmp_path: Path) -> None:
     root = tmp_path / "demo"
     manager = MemoryManager(root, demo_config())
     player = DemoPlayer(manager, "split-turn", speed=0)
-    app = create_app(root, config=demo_config(), demo=player, watch=False, display_root="m")
+    app = make(root, config=demo_config(), demo=player)
     async with app.run_test(size=SIZE) as pilot:
         controls = app.query_one(DemoControls)
         await until(pilot, lambda: controls.finished, timeout=60)
