@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -12,9 +11,8 @@ from pathlib import Path
 import yaml
 
 from core.manager import MemoryManager
+from tests.cli_util import REPO, cli_env
 from tests.helpers.memory import SMALL, fill, small_config
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def write_small_config(root: Path) -> Path:
@@ -53,17 +51,6 @@ class CliRun:
         return lines[-1] if lines else ""
 
 
-def cli_env() -> dict[str, str]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("SESSION_MEMORY_FAULT", "SESSION_INSPECTOR_CONFIG", "SESSION_MEMORY_DIR")
-    }
-    env["PYTHONIOENCODING"] = "utf-8"
-    env["COLUMNS"] = "120"
-    return env
-
-
 def run_cli(
     root: Path, *args: str, stdin: str | None = None, timeout: float = 120, **env: str
 ) -> CliRun:
@@ -76,7 +63,7 @@ def run_cli(
         encoding="utf-8",
         errors="surrogateescape",
         cwd=REPO,
-        env={**cli_env(), **env},
+        env=cli_env(env),
         timeout=timeout,
     )
     return CliRun(proc.returncode, proc.stdout, proc.stderr)
