@@ -334,7 +334,7 @@ async def test_chunks_view_reload_shows_index_and_pending(memory: MemoryManager)
     view = ChunksView()
     view.manager = memory
     app = ViewHost(view)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=(120, 24)) as pilot:  # wide: every column shown
         view.reload()
         await settle(app, pilot)
         table = view.query_one(DataTable)
@@ -485,7 +485,7 @@ async def test_chunks_view_hostile_chunk_id_and_missing_file(memory: MemoryManag
     view = ChunksView()
     view.manager = memory
     app = ViewHost(view)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=(120, 24)) as pilot:  # wide: every column shown
         view.set_data([entry, gone], [])
         await settle(app, pilot)
         row = cells(view.query_one(DataTable), 0)
@@ -985,7 +985,7 @@ async def test_archive_view_lists_and_opens(memory: MemoryManager) -> None:
     view = ArchiveView()
     view.manager = memory
     app = ViewHost(view)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=(120, 24)) as pilot:  # wide: every column shown
         view.reload()
         await settle(app, pilot)
         table = view.query_one(DataTable)
