@@ -26,8 +26,8 @@ from pathlib import Path
 from core.chunks import ChunkEntry, write_chunk_file, write_index
 from core.config import CompactionConfig
 from core.events import Event
-from core.maintenance import write_summaries
 from core.manager import MemoryManager
+from core.recovery import write_summaries
 from core.rotation import rotate
 from core.store import SessionStore
 from core.summarizer import ExtractiveSummarizer

@@ -371,7 +371,7 @@ def _derived_outputs(
     on the history's length: summary.md is rendered from the few chunks it shows and the chunk
     pushed out of Recent Chunks is appended to summary_archive.md. Otherwise (a first chunk,
     an index not in the writer's layout) everything is rendered whole, as
-    core.maintenance.write_summaries does."""
+    core.recovery.write_summaries does."""
     smc = config.summary_max_chunks
     split = max(0, len(index) + 1 - smc)
     if not appending:

@@ -27,16 +27,10 @@ from core.config import CompactionConfig, load_config
 from core.errors import IndexCorruptError, SessionMemoryError, StoreError
 from core.events import Event, make_event
 from core.faults import fault_point
-from core.maintenance import (
-    PassResult,
-    maintenance_slot,
-    recover_locked,
-    recovered_entry,
-    run_pass,
-    write_summaries,
-)
+from core.maintenance import PassResult, maintenance_slot, run_pass
 from core.prompt import build_prompt_messages
 from core.reader import EventTail
+from core.recovery import recover_locked, recovered_entry, write_summaries
 from core.rotation import RotationResult, recover_archive, rotate
 from core.status import (
     ArchiveInfo,

@@ -138,7 +138,7 @@ def _fix_compaction_stamps(manager: MemoryManager) -> None:
                 event["id"] = f"ev_syn{n:03d}"
                 event["ts"] = ts(500 + n)
         manager.store.replace_events(events)
-    from core.maintenance import write_summaries
+    from core.recovery import write_summaries
 
     with manager.store.lock():
         write_summaries(manager.store, manager.config, read_index(manager.paths).entries)

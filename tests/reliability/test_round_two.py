@@ -387,11 +387,11 @@ def test_repair_reads_and_rebuilds_without_holding_the_session_lock(
     with (root / "session" / "events.jsonl").open("ab") as fh:
         fh.write(b'{"broken": CORRUPT-MARKER\n')
     during: list[subprocess.CompletedProcess[str]] = []
-    import core.maintenance
     import core.manager
+    import core.recovery
     import core.snapshot
 
-    real_entry = core.maintenance.recovered_entry
+    real_entry = core.recovery.recovered_entry
     real_parse = core.snapshot.parse_event_lines
 
     def entry_then_append(*args: Any, **kwargs: Any) -> Any:
