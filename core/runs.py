@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from core.events import Event, is_synthetic
-from core.text import compact_json
+from core.text import clean_text, collapse_whitespace, compact_json, event_text
 
 ActionKind = Literal["edit", "command", "read", "other"]
 
@@ -78,27 +78,6 @@ _SUMMARY_LABELS = (
     "## Rolling Summary",
     "## Recent Chunks",
 )
-
-_CONTROL_RE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
-)
-_WS_RE = re.compile(r"\s+")
-
-
-def clean_text(text: str) -> str:
-    """Untrusted text made safe to copy: CRLF/CR become LF, other control characters go."""
-    return _CONTROL_RE.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
-
-
-def one_line(text: str) -> str:
-    return _WS_RE.sub(" ", clean_text(text)).strip()
-
-
-def event_text(value: Any) -> str:
-    """Content as text: a string as is, anything else as compact JSON."""
-    if value is None:
-        return ""
-    return value if isinstance(value, str) else compact_json(value)
 
 
 def etype(event: Event) -> str | None:
@@ -202,7 +181,7 @@ def call_arguments(event: Event) -> Any:
 
 def tool_name(event: Event) -> str:
     name = event.get("name")
-    return one_line(name)[:60] if isinstance(name, str) and name.strip() else "tool"
+    return collapse_whitespace(name)[:60] if isinstance(name, str) and name.strip() else "tool"
 
 
 def _add(items: list[str], item: str, cap: int = 1_000) -> None:
@@ -211,7 +190,7 @@ def _add(items: list[str], item: str, cap: int = 1_000) -> None:
 
 
 def _clean_path(value: str) -> str:
-    path = one_line(value).strip("\"'`")
+    path = collapse_whitespace(value).strip("\"'`")
     if not path or len(path) > 300 or path in ("/dev/null", "."):
         return ""
     return path
@@ -258,14 +237,14 @@ def patch_paths(text: str) -> list[str]:
 
 def _command_of(args: Any) -> str:
     if isinstance(args, str):
-        return one_line(args)
+        return collapse_whitespace(args)
     if isinstance(args, dict):
         for key in _COMMAND_KEYS:
             value = args.get(key)
             if isinstance(value, str) and value.strip():
-                return one_line(value)
+                return collapse_whitespace(value)
             if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-                return one_line(" ".join(value))
+                return collapse_whitespace(" ".join(value))
     return ""
 
 
@@ -302,7 +281,7 @@ def classify_tool(name: str, arguments: Any) -> tuple[ActionKind, tuple[str, ...
             for key in ("pattern", "query", "url", "q", "regex", "glob"):
                 value = args.get(key)
                 if isinstance(value, str) and value.strip():
-                    query = one_line(value)
+                    query = collapse_whitespace(value)
                     break
         return "read", (query,) if query else ()
     if _COMMAND_HINT_RE.search(name) or (
@@ -339,14 +318,14 @@ def result_error(event: Event) -> str | None:
         if isinstance(status, str) and status.lower() in ("error", "failed", "failure"):
             failed = True
         if isinstance(content.get("error"), str | dict):
-            return one_line(event_text(content["error"]))[:160] or "error"
+            return collapse_whitespace(event_text(content["error"]))[:160] or "error"
     if not failed and not _ERROR_TEXT_RE.search(text[:400]):
         return None
     lines = [ln.strip() for ln in clean_text(text).split("\n") if ln.strip()]
     for line in reversed(lines):
         if _ERROR_NAME_RE.search(line):
-            return one_line(line)[:160]
-    return one_line(lines[0])[:160] if lines else "error"
+            return collapse_whitespace(line)[:160]
+    return collapse_whitespace(lines[0])[:160] if lines else "error"
 
 
 # --------------------------------------------------------------------------- runs
@@ -460,7 +439,7 @@ def _request_run(event: Event, index: int) -> Run:
     """A request opens a run of its own."""
     text = clean_text(event_text(event.get("content"))[:TEXT_READ_CHARS])
     run = Run(continued=False, start=index, end=index + 1)
-    run.request = one_line(text)
+    run.request = collapse_whitespace(text)
     eid = event.get("id")
     run.request_event_id = eid if isinstance(eid, str) else None
     if text.strip():
@@ -507,9 +486,9 @@ def _add_event(run: Run, event: Event, results: dict[str, Event], called: set[st
         text = clean_text(event_text(event.get("content"))[:TEXT_READ_CHARS])
         if text.strip():
             run.said.append(text)
-            run.outcome = one_line(text)
+            run.outcome = collapse_whitespace(text)
     else:
-        brief = one_line(event_text(event.get("content"))[:400])[:120]
+        brief = collapse_whitespace(event_text(event.get("content"))[:400])[:120]
         if brief:
             label = "screen" if kind == "screen_context" else "system"
             run.context.append(f"({label}) {brief}")
@@ -542,7 +521,7 @@ def _args_brief(args: Any, max_chars: int = 80) -> str:
         )
     else:
         text = event_text(args)
-    text = one_line(text)
+    text = collapse_whitespace(text)
     return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
 
 
@@ -625,7 +604,7 @@ def flatten_summary(text: str) -> Carried:
         request = goal
     if not request and not is_summary_text(text):
         first = next((ln for ln in lines if ln), "")
-        request = one_line(first)[:300]
+        request = collapse_whitespace(first)[:300]
     return Carried(request, tuple(edits), tuple(commands), tuple(reads))
 
 
