@@ -175,10 +175,13 @@ def scratch(name: str) -> Iterator[Path]:
 
 
 def python_env() -> dict[str, str]:
-    """Environment for child processes: the project importable, no fault injection."""
+    """Environment for child processes: the project importable, no fault injection, and
+    bytecode written and read as an installed tool has it (a shell or CI that sets
+    PYTHONDONTWRITEBYTECODE would make every "cold" figure a first-ever compile)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     env.pop("SESSION_MEMORY_FAULT", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
 
 

@@ -73,7 +73,7 @@ from core.summarizer import (
     summarize_with_fallback,
 )
 from core.tokens import estimate_tokens
-from core.trigger import TriggerDecision, should_compress
+from core.trigger import TriggerDecision, trigger_for
 
 
 @dataclass
@@ -754,36 +754,6 @@ def _abandon(result: PassResult, reason: str, t_total: float) -> PassResult:
     result.reason = reason
     result.timings_ms["total"] = _ms(t_total)
     return result
-
-
-def trigger_for(
-    state: SessionState,
-    events: Sequence[Event],
-    tokens: Sequence[int],
-    config: CompactionConfig,
-    model: str | None = None,
-    prompt_tokens: int | None = None,
-) -> TriggerDecision:
-    """should_compress on the session's prompt size (contract §5); `prompt_tokens` given by
-    the caller (`--prompt-tokens N`) stands for the whole prompt now."""
-    ever = state.ever_recorded or prompt_tokens is not None
-    if prompt_tokens is not None:
-        return should_compress(
-            prompt_tokens=prompt_tokens,
-            event_count=len(events),
-            config=config,
-            model=model or state.model,
-            prompt_source="recorded",
-        )
-    size = state.prompt_size([e.get("id") for e in events], tokens)
-    return should_compress(
-        prompt_tokens=size.tokens,
-        event_count=len(events),
-        config=config,
-        model=model or state.model,
-        prompt_source=size.source,
-        count_rule_too=not ever,
-    )
 
 
 def _after_compaction_state(

@@ -27,11 +27,8 @@ from core.config import CompactionConfig, load_config
 from core.errors import IndexCorruptError, SessionMemoryError, StoreError
 from core.events import Event, make_event
 from core.faults import fault_point
-from core.maintenance import PassResult, maintenance_slot, run_pass
 from core.prompt import build_prompt_messages
 from core.reader import EventTail
-from core.recovery import recover_locked, recovered_entry, write_summaries
-from core.rotation import RotationResult, recover_archive, rotate
 from core.status import (
     ArchiveInfo,
     PlanReport,
@@ -44,8 +41,10 @@ from core.store import SessionStore
 from core.summarizer import Summarizer, make_summarizer
 
 if TYPE_CHECKING:
+    from core.maintenance import PassResult
     from core.recall import RecallResult
     from core.recall_cache import RecallCache
+    from core.rotation import RotationResult
 
 
 @dataclass
@@ -242,6 +241,8 @@ class MemoryManager:
     ) -> PassResult:
         """One pass, counted in telemetry; a pass that added a chunk adds it to recall's file,
         and `on_pass` sees every result."""
+        from core.maintenance import run_pass  # the pass's modules: not for status or prompt
+
         result = run_pass(
             self.store,
             self.config,
@@ -291,6 +292,8 @@ class MemoryManager:
         )
 
     def rotate(self) -> RotationResult:
+        from core.rotation import rotate
+
         self._writable()
         with self.recall_cache.lock:
             self.recall_cache.close_files()  # before the rename: SQLite removes its WAL by path
@@ -301,6 +304,9 @@ class MemoryManager:
     def repair(self) -> dict[str, int]:
         """Finish or undo crashed passes, rebuild an unreadable index from the chunk files,
         and quarantine corrupt lines of events.jsonl (contract §6, §8)."""
+        from core.maintenance import maintenance_slot
+        from core.recovery import recover_locked, write_summaries
+
         self._writable()
         repaired: dict[str, int] = {}
         with maintenance_slot(self.store, timeout=self.config.lock_timeout_seconds) as free:
@@ -340,6 +346,8 @@ class MemoryManager:
         """Index every chunk file again (read without the session lock: the caller holds the
         maintenance slot, so no pass writes chunks meanwhile), then, under a short lock, move
         the unreadable index aside and publish the new one."""
+        from core.recovery import recovered_entry
+
         index = self.paths.index
         session_id = self.store.read_state().session_id
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
@@ -369,6 +377,8 @@ class MemoryManager:
     def _recover_archives(self) -> dict[str, int]:
         """Finish or undo what crashed passes left in archived sessions (one short lock each);
         an archive that cannot be recovered is counted, and left as it is."""
+        from core.rotation import recover_archive
+
         counts: dict[str, int] = {}
         archive_root = self.paths.archive_root
         if archive_root.is_symlink() or not archive_root.is_dir():

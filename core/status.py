@@ -16,12 +16,11 @@ from core.config import CompactionConfig
 from core.errors import IndexCorruptError, SessionMemoryError
 from core.events import Event
 from core.jsonl import parse_event_lines
-from core.maintenance import trigger_for
 from core.paths import MemoryPaths
 from core.planner import CompactionPlan, plan_compaction
 from core.state import SessionState
 from core.store import SessionStore
-from core.trigger import TriggerDecision
+from core.trigger import TriggerDecision, trigger_for
 
 NO_STATE = SessionState(session_id="none", created_at="")
 """Stands for a session not created yet: nothing recorded, no pass (cold start)."""
@@ -243,15 +242,27 @@ def list_archives(memory_dir: Path, paths: MemoryPaths) -> list[ArchiveInfo]:
 
 
 def _archive_event_count(store: SessionStore) -> int:
-    """The events in an archive's events.jsonl, as `read_events` counts them, without the
-    token estimates and digest a snapshot carries (status lists a hundred archives)."""
+    """The events in an archive's events.jsonl, as `read_events` counts them: a whole line
+    that is one JSON object. A line that looks like one (`{` … `}`) is taken without parsing
+    it; only the others are parsed, so a hundred archives cost a scan each, not a parse."""
     store.paths.ensure_inside_root()
     fd = store.open_events()
     if fd is None:
         return 0
     with os.fdopen(fd, "rb") as fh:
         data = fh.read()
-    return len(parse_event_lines(data, final=False).events)
+    whole = data[: data.rfind(b"\n") + 1]
+    count = 0
+    odd: list[bytes] = []
+    for line in whole.split(b"\n"):
+        stripped = line.strip()
+        if stripped.startswith(b"{") and stripped.endswith(b"}"):
+            count += 1
+        elif stripped:
+            odd.append(line + b"\n")
+    if odd:
+        count += len(parse_event_lines(b"".join(odd), final=False).events)
+    return count
 
 
 def _tree_size(folder: Path) -> int:

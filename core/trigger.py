@@ -10,9 +10,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from core.config import CompactionConfig
+
+if TYPE_CHECKING:
+    from core.events import Event
+    from core.state import SessionState
 
 PromptSource = Literal["recorded", "estimated", "unknown"]
 
@@ -191,4 +195,34 @@ def should_compress(
         count_rule=count_rule,
         compress_at_percent=limit,
         count_threshold=count_limit,
+    )
+
+
+def trigger_for(
+    state: SessionState,
+    events: Sequence[Event],
+    tokens: Sequence[int],
+    config: CompactionConfig,
+    model: str | None = None,
+    prompt_tokens: int | None = None,
+) -> TriggerDecision:
+    """should_compress on the session's prompt size (contract §5); `prompt_tokens` given by
+    the caller (`--prompt-tokens N`) stands for the whole prompt now."""
+    ever = state.ever_recorded or prompt_tokens is not None
+    if prompt_tokens is not None:
+        return should_compress(
+            prompt_tokens=prompt_tokens,
+            event_count=len(events),
+            config=config,
+            model=model or state.model,
+            prompt_source="recorded",
+        )
+    size = state.prompt_size([e.get("id") for e in events], tokens)
+    return should_compress(
+        prompt_tokens=size.tokens,
+        event_count=len(events),
+        config=config,
+        model=model or state.model,
+        prompt_source=size.source,
+        count_rule_too=not ever,
     )

@@ -41,6 +41,11 @@ Message = Mapping[str, Any]
 Row = tuple[str, Text | str]
 
 
+STATUS_ARCHIVES_SHOWN = 10
+"""Archived sessions `status` draws (the newest: archives sort by their dated ids); a
+device that rotated for months has hundreds, which `status --json` lists in full."""
+
+
 def make_console(file: IO[str] | None = None) -> Console:
     """The console of every command: no colour (and no styles at all) with NO_COLOR; when the
     output is not a terminal (a pipe, a file) lines are never hard-wrapped, so a command or a
@@ -281,13 +286,17 @@ def render_status(
 
     archives = list(status.archives)
     if archives:
-        table = Table(box=box.SIMPLE_HEAD, title="Archived sessions", title_justify="left")
+        shown = archives[-STATUS_ARCHIVES_SHOWN:]
+        title = "Archived sessions"
+        if len(shown) < len(archives):
+            title += f" (the last {len(shown)} of {len(archives)}; `status --json` lists all)"
+        table = Table(box=box.SIMPLE_HEAD, title=title, title_justify="left")
         table.title_style = "bold"
         table.add_column("session")
         table.add_column("events", justify="right")
         table.add_column("chunks", justify="right")
         table.add_column("created", style="dim")
-        for info in archives:
+        for info in shown:
             table.add_row(
                 safe_line(str(info.session_id), limit=60),
                 _n(info.event_count),

@@ -404,7 +404,7 @@ def test_repair_reads_and_rebuilds_without_holding_the_session_lock(
             during.append(append_from_another_process(root, "during-quarantine"))
         return real_parse(data, **kwargs)
 
-    monkeypatch.setattr(core.manager, "recovered_entry", entry_then_append)
+    monkeypatch.setattr(core.recovery, "recovered_entry", entry_then_append)
     monkeypatch.setattr(core.snapshot, "parse_event_lines", parse_then_append)
     repaired = mm.repair()
     assert repaired["index_rebuilt"] == 1 and repaired["corrupt_lines_quarantined"] == 1
