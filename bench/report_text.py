@@ -284,12 +284,13 @@ ANALYSIS: dict[str, str] = {
         "weights: ~80-120 µs per 1 KB event here); index.yaml is not parsed (only the entries "
         "the pass appended), and re-reading the chunk file is ~5% of the update. A pass with a "
         "no-op summarizer only moves bytes (read, copy, fsync), so the update costs several "
-        "passes (the figure above). Against a pass with the default (extractive) summarizer it is ~0.2 of "
-        "the pass (see the details); with an LLM summarizer (seconds per call) a few percent. "
+        "passes (the figure above). Against a pass with the default (extractive) summarizer "
+        "it is ~0.2 of the pass (see the details); with an LLM summarizer (seconds per call) a "
+        "few percent. "
         "The update runs after the pass commits, outside every lock (on the maintenance thread "
         "for `request_maintenance`; at the end of a synchronous `save()`), so no append and no "
-        "prompt waits for it. Reaching 0.2 against the no-op pass needs a compiled tokenizer (a native "
-        "dependency) or deferring the analysis to the first recall."
+        "prompt waits for it. Reaching 0.2 against the no-op pass needs a compiled tokenizer "
+        "(a native dependency) or deferring the analysis to the first recall."
     ),
     "tui_first_paint_s_10k_chunks": (
         "The hot window itself is small on this root; what competes with the first frame is "
