@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from core.errors import BadInputError
 from core.events import Event
+from core.recall import STOPWORDS  # the same words; the ranking is what is frozen
 from core.text import content_text
 
 Source = Literal["active", "pending"]
@@ -34,77 +35,6 @@ _JOINED = re.compile(r"(?<![^\W_])[^\W_]++(?:[_.\-/:@]++[^\W_]++)+")
 """Words joined by `_ . - / : @` (`app_main.log`, `user@host`): kept whole besides their parts.
 Run on text with its CJK blanked out; it starts only at a word's start and never backtracks
 into a word (possessive), so a scan is linear in the text."""
-STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "been",
-        "but",
-        "by",
-        "can",
-        "could",
-        "did",
-        "do",
-        "does",
-        "for",
-        "from",
-        "had",
-        "has",
-        "have",
-        "he",
-        "her",
-        "his",
-        "i",
-        "if",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "like",
-        "me",
-        "my",
-        "no",
-        "not",
-        "of",
-        "on",
-        "or",
-        "our",
-        "she",
-        "so",
-        "than",
-        "that",
-        "the",
-        "their",
-        "them",
-        "then",
-        "there",
-        "these",
-        "they",
-        "this",
-        "to",
-        "too",
-        "us",
-        "was",
-        "we",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "will",
-        "with",
-        "would",
-        "you",
-        "your",
-    ]
-)
 """English function words: they match nearly every chunk, so they only add noise to a score."""
 
 
