@@ -7,7 +7,6 @@ from __future__ import annotations
 import heapq
 import math
 import re
-import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -15,7 +14,11 @@ from typing import Any, Literal
 
 from core.errors import BadInputError
 from core.events import Event
-from core.recall import STOPWORDS  # the same words; the ranking is what is frozen
+from core.recall import (  # the same words and term test; the ranking is what is frozen
+    STOPWORDS,
+    contains_term,
+    normalize,
+)
 from core.text import content_text
 
 Source = Literal["active", "pending"]
@@ -36,10 +39,6 @@ _JOINED = re.compile(r"(?<![^\W_])[^\W_]++(?:[_.\-/:@]++[^\W_]++)+")
 Run on text with its CJK blanked out; it starts only at a word's start and never backtracks
 into a word (possessive), so a scan is linear in the text."""
 """English function words: they match nearly every chunk, so they only add noise to a score."""
-
-
-def normalize(text: str) -> str:
-    return unicodedata.normalize("NFKC", text).lower()
 
 
 def tokenize(text: str) -> list[str]:
@@ -258,34 +257,6 @@ class RecallIndex:
         return out
 
 
-def _is_cjk(ch: str) -> bool:
-    return _CJK_RUN.match(ch) is not None
-
-
-def _is_word_char(ch: str) -> bool:
-    """A character that continues a Latin/alphanumeric word (CJK and "_" do not)."""
-    return ch.isalnum() and not _is_cjk(ch)
-
-
-def _contains_term(text: str, term: str, cjk: bool) -> bool:
-    """Whether `term` occurs in a normalized text as a token would (not inside a longer word)."""
-    if cjk and len(term) > 1:
-        return term in text
-    at = text.find(term)
-    while at >= 0:
-        end = at + len(term)
-        before = text[at - 1] if at > 0 else ""
-        after = text[end] if end < len(text) else ""
-        if cjk:
-            ok = not (before and _is_cjk(before)) and not (after and _is_cjk(after))
-        else:
-            ok = not (before and _is_word_char(before)) and not (after and _is_word_char(after))
-        if ok:
-            return True
-        at = text.find(term, at + 1)
-    return False
-
-
 def _matcher(terms: list[str]) -> Callable[[str], bool] | None:
     """A test for "this normalized text holds one of the terms" (substring search, no regex
     compiled per query)."""
@@ -294,6 +265,6 @@ def _matcher(terms: list[str]) -> Callable[[str], bool] | None:
     checks = [(term, _CJK_RUN.fullmatch(term) is not None) for term in terms]
 
     def matches(text: str) -> bool:
-        return any(_contains_term(text, term, cjk) for term, cjk in checks)
+        return any(contains_term(text, term, cjk) for term, cjk in checks)
 
     return matches

@@ -811,7 +811,7 @@ def _phrase_in(text: str, phrases: Sequence[str], words: Sequence[Sequence[str]]
     """Whether a folded text holds one of the phrases (blanks collapsed); every word of a
     phrase is looked for first, so most texts are rejected without a rewrite."""
     for phrase, parts in zip(phrases, words, strict=True):
-        if all(w in text for w in parts) and _contains_term(_SPACES.sub(" ", text), phrase, False):
+        if all(w in text for w in parts) and contains_term(_SPACES.sub(" ", text), phrase, False):
             return True
     return False
 
@@ -864,7 +864,7 @@ def _matched_events(
         present = [term for term in wanted if term in low]
         if not present:  # most events: a substring scan says no
             continue
-        shared = {t for t in present if _contains_term(low, t, cjk[t])}
+        shared = {t for t in present if contains_term(low, t, cjk[t])}
         if not shared and text.lower() != text:
             # a CamelCase part sits inside a word: only the text's own terms can tell
             shared = wanted.intersection(_terms(unicodedata.normalize("NFKC", text)))
@@ -888,7 +888,7 @@ def _is_word_char(ch: str) -> bool:
     return ch.isalnum() and not _is_cjk(ch)
 
 
-def _contains_term(text: str, term: str, cjk: bool) -> bool:
+def contains_term(text: str, term: str, cjk: bool) -> bool:
     """Whether `term` occurs in a normalized text as a token would (not inside a longer word)."""
     if cjk and len(term) > 1:
         return term in text
