@@ -218,27 +218,31 @@ def list_archives(memory_dir: Path, paths: MemoryPaths) -> list[ArchiveInfo]:
         if not child.is_dir() or child.is_symlink():
             continue
         try:
-            store = SessionStore(memory_dir, session=child)
-            event_count = _archive_event_count(store)
-            try:
-                chunk_count = len(read_catalog(store.paths, write=False))
-            except IndexCorruptError:
-                chunk_count = 0
-            created = store.read_state().created_at if store.paths.state.exists() else None
+            out.append(archive_info(memory_dir, child))
         except SessionMemoryError:
             continue
-        size = _tree_size(child)
-        out.append(
-            ArchiveInfo(
-                session_id=child.name,
-                path=child,
-                event_count=event_count,
-                chunk_count=chunk_count,
-                created_at=created,
-                size_bytes=size,
-            )
-        )
     return out
+
+
+def archive_info(memory_dir: Path, child: Path) -> ArchiveInfo:
+    """One archived session's row (events, chunks, creation time, bytes), read without
+    writing anything; SessionMemoryError when it cannot be read. The TUI's Archive tab caches
+    these rows by its files' stats."""
+    store = SessionStore(memory_dir, session=child)
+    event_count = _archive_event_count(store)
+    try:
+        chunk_count = len(read_catalog(store.paths, write=False))
+    except IndexCorruptError:
+        chunk_count = 0
+    created = store.read_state().created_at if store.paths.state.exists() else None
+    return ArchiveInfo(
+        session_id=child.name,
+        path=child,
+        event_count=event_count,
+        chunk_count=chunk_count,
+        created_at=created,
+        size_bytes=_tree_size(child),
+    )
 
 
 def _archive_event_count(store: SessionStore) -> int:

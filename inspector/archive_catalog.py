@@ -1,12 +1,10 @@
 """The closed sessions under `M/session_archive/`, listed cheaply enough for 100 of them (issue 14).
 
-`MemoryManager.list_archives` parses every archived events.jsonl and index.yaml on each call:
-with 100 long sessions the Archive tab waited seconds. Here each archived session is read
+`MemoryManager.list_archives` reads every archive on each call: with 100 of them the Archive
+tab would pay that on every refresh. Here each archived session is read
 once and cached, keyed by the stats (size, mtime, inode) of its folder and of the files the
-row shows; an unchanged archive costs a few stats. What a row needs is read cheaply: the
-event count is the count of non-empty lines of events.jsonl (the store writes one event per
-line), the chunk count comes from `inspector.chunk_catalog`, the creation time from
-state.json, the size from one listing of its folders, the first request from the first
+row shows; an unchanged archive costs a few stats. The row's figures are core's
+(`core.status.archive_info`, what `status` lists); the first request is read from the first
 FIRST_REQUEST_BYTES of events.jsonl.
 
     list_archives_light(manager) -> list[ArchiveLight]   # sorted by folder name
@@ -14,7 +12,6 @@ FIRST_REQUEST_BYTES of events.jsonl.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import threading
@@ -22,11 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core.atomic import open_no_symlink, read_bytes_no_symlink
+from core.atomic import open_no_symlink
 from core.errors import SessionMemoryError
-from core.paths import MemoryPaths
-from core.status import ArchiveInfo
-from inspector.chunk_catalog import chunk_count
+from core.status import ArchiveInfo, archive_info
 from inspector.safe_text import one_line
 
 if TYPE_CHECKING:
@@ -63,21 +58,6 @@ def first_request(session_dir: Path) -> str:
     return ""
 
 
-def _event_lines(path: Path) -> int:
-    """Non-empty lines of events.jsonl, read in blocks (never the whole file at once)."""
-    count = 0
-    carry = b""
-    try:
-        with os.fdopen(open_no_symlink(path, os.O_RDONLY), "rb") as fh:
-            while block := fh.read(COUNT_BLOCK):
-                lines = (carry + block).split(b"\n")
-                carry = lines.pop()
-                count += sum(1 for line in lines if line.strip())
-    except FileNotFoundError:
-        return 0
-    return count + (1 if carry.strip() else 0)
-
-
 def _stat_key(path: Path) -> tuple[int, int, int]:
     try:
         st = os.stat(path, follow_symlinks=False)
@@ -86,47 +66,12 @@ def _stat_key(path: Path) -> tuple[int, int, int]:
     return (st.st_size, st.st_mtime_ns, st.st_ino)
 
 
-def _size(folder: Path) -> int:
-    """Bytes of the regular files under `folder` (symlinks not followed)."""
-    total = 0
-    with contextlib.suppress(OSError), os.scandir(folder) as it:
-        for entry in it:
-            with contextlib.suppress(OSError):
-                if entry.is_dir(follow_symlinks=False):
-                    total += _size(Path(entry.path))
-                elif entry.is_file(follow_symlinks=False):
-                    total += entry.stat(follow_symlinks=False).st_size
-    return total
-
-
-def _created(state: Path) -> str | None:
-    try:
-        doc = json.loads(read_bytes_no_symlink(state))
-    except (OSError, ValueError, RecursionError):
-        return None
-    value = doc.get("created_at") if isinstance(doc, dict) else None
-    return value if isinstance(value, str) else None
-
-
 _CACHE: dict[str, tuple[tuple[tuple[int, int, int], ...], ArchiveLight]] = {}
 _GUARD = threading.Lock()
 
 
 def _read_one(memory_dir: Path, child: Path) -> ArchiveLight:
-    paths = MemoryPaths(memory_dir, session=child)
-    try:
-        chunks = chunk_count(paths, cache=False)  # this module caches the whole row
-    except SessionMemoryError:
-        chunks = 0
-    info = ArchiveInfo(
-        session_id=child.name,
-        path=child,
-        event_count=_event_lines(child / "events.jsonl"),
-        chunk_count=chunks,
-        created_at=_created(child / "state.json"),
-        size_bytes=_size(child),
-    )
-    return ArchiveLight(info, first_request(child))
+    return ArchiveLight(archive_info(memory_dir, child), first_request(child))
 
 
 def list_archives_light(manager: MemoryManager) -> list[ArchiveLight]:
