@@ -50,7 +50,7 @@ from core.chunks import (
 )
 from core.commit_plan import ArchiveFacts, ChunkSummaries, CommitPlan, build_commit, can_append
 from core.config import CompactionConfig
-from core.errors import SessionMemoryError, StoreError
+from core.errors import IndexCorruptError, SessionMemoryError, StoreError
 from core.events import Event, new_event_id, now_ts
 from core.faults import fault_point
 from core.jsonl import serialize_event
@@ -264,25 +264,33 @@ def _pass_on_snapshot(
     if pending is None:
         return _abandon(result, "abandoned: the session was rotated during the pass", t_total)
 
-    t = time.perf_counter()
-    summaries = _summarise(summarizer, snap.events, plan, catalog, config, focus)
-    timings["summarize"] = _ms(t)
-    fault_point("after_summarize")
+    # The catalog reads old summaries out of index.yaml only when they are needed, and a
+    # rotation does not wait for this pass: once it has moved the session those reads fail
+    # (or find the new session's index), and the pass abandons as it would at its commit.
+    try:
+        t = time.perf_counter()
+        summaries = _summarise(summarizer, snap.events, plan, catalog, config, focus)
+        timings["summarize"] = _ms(t)
+        fault_point("after_summarize")
 
-    t = time.perf_counter()
-    index_size = index_key[2] if index_key is not None else 0
-    commit = build_commit(
-        plan,
-        snap,
-        summaries,
-        config,
-        index=catalog,
-        chunk_id=_free_chunk_id(paths, catalog),
-        index_size=index_size,
-        archive=_archive_facts(paths, catalog, config, can_append(catalog, index_size)),
-        pending_meta=pending.meta,
-        trigger=decision.trigger,
-    )
+        t = time.perf_counter()
+        index_size = index_key[2] if index_key is not None else 0
+        commit = build_commit(
+            plan,
+            snap,
+            summaries,
+            config,
+            index=catalog,
+            chunk_id=_free_chunk_id(paths, catalog),
+            index_size=index_size,
+            archive=_archive_facts(paths, catalog, config, can_append(catalog, index_size)),
+            pending_meta=pending.meta,
+            trigger=decision.trigger,
+        )
+    except (StoreError, IndexCorruptError):
+        if not _rotated(store, state):
+            raise
+        return _abandon(result, "abandoned: the session was rotated during the pass", t_total)
     return _commit(store, snap, state, catalog, commit, pending, index_key, result, t, t_total)
 
 

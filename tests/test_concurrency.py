@@ -155,3 +155,28 @@ def test_rotation_during_a_pass_abandons_it(tmp_path: Path, held_model: HeldMode
         if (root / "session" / "chunks" / "pending").exists()
         else True
     )
+
+
+def test_rotation_during_a_pass_over_a_long_history_abandons_it(
+    tmp_path: Path, held_model: HeldModel
+) -> None:
+    """The pass reads old summaries out of index.yaml lazily (core.catalog); once a rotation
+    has moved that file into the archive the pass must still abandon cleanly (the soak found
+    it failing with "cannot read .../index.yaml")."""
+    root = tmp_path / "memory"
+    mm = MemoryManager(root, CompactionConfig(**CONFIG, summary_max_chunks=2))
+    ids: list[str] = []
+    for n in range(5):
+        ids += seed(root, turns=4)
+        assert mm.save(force=True).compacted, n
+    ids += seed(root, turns=4)
+    compactor = spawn_mm_child(
+        root, {**CONFIG, "summary_max_chunks": 2}, "save-openai", held_model.url
+    )
+    assert held_model.received.wait(60)
+    assert finish(spawn(root, "rotate"))["closed_session_id"]
+    held_model.release.set()
+    result = finish(compactor)
+    assert result["compacted"] is False and result["abandoned"] is True, result
+    assert "rotated" in result["reason"]
+    assert_each_once(root, ids)

@@ -600,7 +600,9 @@ async def test_summary_tab_stays_responsive_while_summary_md_changes(basic: Path
         timer.stop()
         gaps = [b - a for a, b in itertools.pairwise(ticks)]
         assert len(gaps) > 10
-        assert max(gaps) < 0.5, f"the event loop stalled for {max(gaps):.2f} s"
+        # A bound on freezes (they lasted 8–18 s), not a timing: the figure is bench's
+        # tui_summary_key_latency_p95_ms; a loaded CI machine may pause the loop for a few 100 ms.
+        assert max(gaps) < 2.0, f"the event loop stalled for {max(gaps):.2f} s"
         # The header's figures still follow the files (the loop was never blocked).
         cli_ok(basic, "compact", "--force")
         await until(pilot, lambda: app.status.chunk_count == 2)
