@@ -69,6 +69,7 @@ from inspector.model import (
 from inspector.probe import AppProbe
 from inspector.safe_text import one_line
 from inspector.screens import AppendEventScreen, ConfirmScreen, FocusPromptScreen, HelpScreen
+from inspector.screenshot import fix_leading_blanks
 from inspector.stylesheets import STYLESHEETS
 from inspector.watch import (
     VIEWS,
@@ -280,6 +281,12 @@ class InspectorApp(App[int]):
         self._watcher: MemoryWatcher | None = None
         self.full_load_ms: float | None = None
         self._t0 = time.perf_counter()
+
+    def export_screenshot(self, *, title: str | None = None, simplify: bool = False) -> str:
+        """Textual's SVG screenshot, with no text run starting with blanks (rsvg drops them):
+        every export (save_screenshot, snapshot tests) goes through here."""
+        svg = super().export_screenshot(title=title, simplify=simplify)
+        return fix_leading_blanks(svg)
 
     # -- layout -----------------------------------------------------------------------------
 
