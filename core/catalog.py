@@ -34,7 +34,7 @@ from typing import Any, overload
 
 import yaml
 
-from core.atomic import atomic_write_bytes, open_no_symlink, read_bytes_no_symlink
+from core.atomic import atomic_write_bytes, open_no_symlink, read_bytes_no_symlink, write_all
 from core.chunks import (
     INDEX_VERSION,
     ChunkEntry,
@@ -43,7 +43,7 @@ from core.chunks import (
     render_index,
 )
 from core.errors import BadInputError, IndexCorruptError, SessionMemoryError, StoreError
-from core.faults import FAULT_ENV, fault_point
+from core.faults import fault_point, fault_wanted
 from core.paths import MemoryPaths
 from core.summaries import FoldStat, fold_stat
 from core.yaml_safe import strict_load
@@ -708,11 +708,11 @@ def append_index_entry(paths: MemoryPaths, catalog: Catalog, entry: ChunkEntry) 
         st = os.fstat(fd)
         if st.st_size != offset:
             raise StoreError(f"{paths.index} changed during the pass; try again")
-        if _fault_wanted("during_index_append"):
-            _write_all(fd, body[: len(body) // 2])  # a torn append, for the crash tests
+        if fault_wanted("during_index_append"):
+            write_all(fd, body[: len(body) // 2])  # a torn append, for the crash tests
             os.fsync(fd)
             fault_point("during_index_append")
-        _write_all(fd, body)
+        write_all(fd, body)
         os.fsync(fd)
         st = os.fstat(fd)
     except OSError as exc:
@@ -749,17 +749,6 @@ def append_index_entry(paths: MemoryPaths, catalog: Catalog, entry: ChunkEntry) 
         _rewrite(paths, catalog.entries, st)
     _remember(paths, catalog)
     return offset, len(body)
-
-
-def _fault_wanted(name: str) -> bool:
-    return name in os.environ.get(FAULT_ENV, "").split(",")
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        n = os.write(fd, view)
-        view = view[n:]
 
 
 def write_catalog_for(

@@ -34,11 +34,16 @@ EXTRA_FAULT_POINTS = (
 leaves half of the pass's entry at the end of index.yaml (a torn append, core.catalog)."""
 
 
+def fault_wanted(name: str) -> bool:
+    """Whether SESSION_MEMORY_FAULT names this point (a writer that must leave a torn write
+    behind before it dies asks first)."""
+    return name in os.environ.get(FAULT_ENV, "").split(",")
+
+
 def fault_point(name: str) -> None:
     """Exit at once with status 99 when SESSION_MEMORY_FAULT names this point.
 
     `os._exit` skips every finally block and atexit hook, as a real crash would.
     """
-    wanted = os.environ.get(FAULT_ENV)
-    if wanted and name in wanted.split(","):
+    if fault_wanted(name):
         os._exit(FAULT_EXIT_STATUS)
