@@ -115,6 +115,21 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
+def append_synced(path: Path | str, data: bytes) -> None:
+    """Append `data` to the existing regular file `path` and fsync it: what follows (a
+    rename, a deletion of the evidence) may rely on the bytes being durable. Never through a
+    link (`open_no_symlink`); StoreError (one line, naming `path`) on failure."""
+    try:
+        fd = open_no_symlink(path, os.O_WRONLY | os.O_APPEND)
+        try:
+            write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise StoreError(f"cannot write {path}: {_reason(exc)}") from exc
+
+
 def stage_bytes(path: Path | str, data: bytes) -> Path:
     """`data` in a new temporary file beside `path`, written and fsynced, not yet renamed over
     it: publishing it is one `os.replace`. Its name matches TEMP_NAME_RE, so recovery sweeps
@@ -171,6 +186,7 @@ def atomic_write_text(path: Path | str, text: str) -> None:
 
 __all__ = [
     "TEMP_NAME_RE",
+    "append_synced",
     "atomic_write_bytes",
     "atomic_write_text",
     "fsync_dir",

@@ -26,9 +26,8 @@ from core.atomic import atomic_write_bytes, fsync_dir, read_bytes_no_symlink
 from core.errors import BadInputError, IndexCorruptError, SessionMemoryError, StoreError
 from core.events import Event
 from core.faults import fault_point
-from core.jsonl import CorruptLine, parse_event_lines, serialize_event
+from core.jsonl import CorruptLine, parse_event_lines, stored_events_bytes
 from core.paths import CHUNK_ID_MAX_LEN, CHUNK_ID_RE, MemoryPaths, validate_chunk_id
-from core.scrub import strip_screenshot_data
 from core.yaml_safe import strict_load
 
 INDEX_VERSION = 1
@@ -309,17 +308,10 @@ def write_index(paths: MemoryPaths, entries: Sequence[ChunkEntry]) -> None:
         write_catalog_for(paths, list(entries), bodies, data)
 
 
-def _events_bytes(events: Iterable[Event], where: str) -> bytes:
-    return b"".join(
-        serialize_event(strip_screenshot_data(e), f"{where} event {i}")
-        for i, e in enumerate(events, 1)
-    )
-
-
 def write_chunk_file(paths: MemoryPaths, chunk_id: str, events: Sequence[Event]) -> Path:
     """Atomically write `chunks/<chunk_id>.jsonl`; returns its path."""
     path = paths.chunk_file(chunk_id)
-    data = _events_bytes(events, f"chunk {chunk_id}")
+    data = stored_events_bytes(events, f"chunk {chunk_id} event")
     _make_dir(paths, paths.chunks_dir)
     atomic_write_bytes(path, data)
     return path
@@ -458,7 +450,7 @@ def write_pending(
     under the lock, core.maintenance)."""
     events_path = paths.pending_file(pending_id)
     meta_path = paths.pending_meta_file(pending_id)
-    data = _events_bytes(events, f"pending {pending_id}")
+    data = stored_events_bytes(events, f"pending {pending_id} event")
     meta_bytes = pending_meta_bytes(meta, meta_path)
     _make_dir(paths, paths.pending_dir)
     atomic_write_bytes(events_path, data)

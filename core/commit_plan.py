@@ -24,9 +24,8 @@ from core.catalog import entry_digest, entry_text
 from core.chunks import ChunkEntry, render_index
 from core.config import CompactionConfig
 from core.events import Event, new_event_id, now_ts
-from core.jsonl import serialize_event
+from core.jsonl import stored_events_bytes
 from core.planner import CompactionPlan
-from core.scrub import strip_screenshot_data
 from core.summaries import FoldStat, archive_entry_bytes, render_summary
 from core.tokens import estimate_event_tokens, estimate_tokens
 
@@ -327,17 +326,8 @@ def _hot_window_bytes(snapshot: Snapshot, head: Sequence[Event], cut: int) -> by
     events = snapshot.events
     retained = snapshot.lines_of(range(cut, len(events)))
     if retained is None:
-        retained = b"".join(
-            serialize_event(strip_screenshot_data(e), f"hot-window event {i}")
-            for i, e in enumerate(events[cut:], 1)
-        )
-    return (
-        b"".join(
-            serialize_event(strip_screenshot_data(e), f"hot-window event {i}")
-            for i, e in enumerate(head, 1)
-        )
-        + retained
-    )
+        retained = stored_events_bytes(events[cut:], "hot-window event")
+    return stored_events_bytes(head, "hot-window event") + retained
 
 
 def _why_whole(index: IndexView, index_size: int) -> str:

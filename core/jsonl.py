@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from core.errors import EventError
 from core.events import Event
+from core.scrub import strip_screenshot_data
 
 MAX_EVENT_BYTES = 8 * 1024 * 1024
 """Largest serialized event line (without its newline) that is appended or read as an event."""
@@ -180,6 +181,14 @@ def serialize_event(event: Mapping[str, Any], where: str = "event") -> bytes:
     return data + b"\n"
 
 
+def stored_events_bytes(events: Iterable[Event], where: str) -> bytes:
+    """`events` as a session file stores them: screenshots scrubbed, one line each; the i-th
+    is named `<where> <i>` in an error. The one rule for every writer of event lines."""
+    return b"".join(
+        serialize_event(strip_screenshot_data(e), f"{where} {i}") for i, e in enumerate(events, 1)
+    )
+
+
 __all__ = [
     "MAX_EVENT_BYTES",
     "CorruptLine",
@@ -188,4 +197,5 @@ __all__ = [
     "classify_line",
     "parse_event_lines",
     "serialize_event",
+    "stored_events_bytes",
 ]

@@ -30,10 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from core.atomic import (
+    append_synced,
     fsync_dir,
     open_no_symlink,
     stage_bytes,
-    write_all,
 )
 from core.catalog import (
     Catalog,
@@ -41,7 +41,6 @@ from core.catalog import (
     read_catalog,
 )
 from core.chunks import (
-    _events_bytes,
     delete_pending,
     new_pending_id,
     next_chunk_id,
@@ -53,11 +52,10 @@ from core.config import CompactionConfig
 from core.errors import IndexCorruptError, SessionMemoryError, StoreError
 from core.events import Event, new_event_id, now_ts
 from core.faults import fault_point
-from core.jsonl import serialize_event
+from core.jsonl import stored_events_bytes
 from core.paths import MemoryPaths
 from core.planner import CompactionPlan, plan_compaction
 from core.recovery import recover_locked
-from core.scrub import strip_screenshot_data
 from core.snapshot import EventsSnapshot
 from core.state import SessionState
 from core.store import SessionStore
@@ -335,7 +333,7 @@ def _stage_pending(
         evidence = snap.lines_of(plan.compacted_indices())
         if evidence is None:
             compacted = [snap.events[i] for i in plan.compacted_indices()]
-            evidence = _events_bytes(compacted, f"pending {pending_id}")
+            evidence = stored_events_bytes(compacted, f"pending {pending_id} event")
         staged.append(stage_bytes(pending.path, evidence))
         staged.append(stage_bytes(pending.meta_path, _meta_bytes(meta, pending.meta_path)))
     except StoreError:
@@ -548,13 +546,9 @@ def _publish_commit(
         fault_point("after_pending_commit")
 
         if tail.events:
-            _append(
-                stage["events"],
-                b"".join(
-                    serialize_event(strip_screenshot_data(e), f"appended event {i}")
-                    for i, e in enumerate(tail.events, 1)
-                ),
-            )
+            # Fsynced: these events may have been synced where they came from (durability
+            # `always`, or a flush), and that file is about to be replaced.
+            append_synced(stage["events"], stored_events_bytes(tail.events, "appended event"))
         store.quarantine([*snap.corrupt, *tail.corrupt])
         _publish(stage.pop("events"), paths.events)
         fault_point("after_events_replace")
@@ -570,7 +564,7 @@ def _publish_commit(
         if "archive" in stage:
             _publish(stage.pop("archive"), paths.summary_archive)
         elif commit.archive_append is not None:
-            _append_file(paths.summary_archive, commit.archive_append)
+            append_synced(paths.summary_archive, commit.archive_append)
         fault_point("after_summaries_write")
         _after_compaction_state(
             store,
@@ -644,20 +638,6 @@ def _archive_ends_with(paths: MemoryPaths, catalog: Catalog, last: int) -> bool:
     return head == title and tail == want_tail and before == b"\n"
 
 
-def _append_file(path: Path, data: bytes) -> None:
-    """Append to a derived file under the session lock, fsynced: the pending evidence goes
-    only after it is durable."""
-    try:
-        fd = open_no_symlink(path, os.O_WRONLY | os.O_APPEND)
-        try:
-            write_all(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-    except OSError as exc:
-        raise StoreError(f"cannot write {path}: {exc.strerror or exc}") from exc
-
-
 def _rotated(store: SessionStore, state: SessionState) -> bool:
     """Whether the session the pass started on is no longer the active one."""
     try:
@@ -677,21 +657,6 @@ def _stat_key(path: Path) -> tuple[int, int, int, int] | None:
 def _meta_bytes(meta: dict[str, Any], where: Path) -> bytes:
     """A pending sidecar as `write_pending` writes it (core.chunks.pending_meta_bytes)."""
     return pending_meta_bytes(meta, where)
-
-
-def _append(tmp: Path, data: bytes) -> None:
-    """Add the events appended during the pass to the staged events.jsonl, fsynced: they may
-    have been synced in the file they came from (durability `always`, or a flush), and that
-    file is about to be replaced."""
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
-        try:
-            write_all(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-    except OSError as exc:
-        raise StoreError(f"cannot write {tmp}: {exc.strerror or exc}") from exc
 
 
 def _publish(tmp: Path, target: Path) -> None:

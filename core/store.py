@@ -32,7 +32,13 @@ from core.atomic import (
 )
 from core.errors import BadInputError, StoreError
 from core.events import Event, new_event_id, now_ts, validate_event
-from core.jsonl import CorruptLine, classify_line, parse_event_lines, serialize_event
+from core.jsonl import (
+    CorruptLine,
+    classify_line,
+    parse_event_lines,
+    serialize_event,
+    stored_events_bytes,
+)
 from core.locks import process_lock
 from core.paths import MemoryPaths
 from core.scrub import strip_screenshot_data
@@ -591,10 +597,7 @@ class SessionStore:
         self._require_lock("replace_events")
         self._require_writable()
         self.paths.ensure_inside_root()
-        data = b"".join(
-            serialize_event(strip_screenshot_data(e), f"hot-window event {i}")
-            for i, e in enumerate(events, 1)
-        )
+        data = stored_events_bytes(events, "hot-window event")
         self.quarantine(quarantine)
         atomic_write_bytes(self.paths.events, data)
         return len(data)
@@ -619,10 +622,7 @@ class SessionStore:
                 return 0
             kept = snap.lines_of(range(len(snap.events)))
             if kept is None:
-                kept = b"".join(
-                    serialize_event(strip_screenshot_data(e), f"event {i}")
-                    for i, e in enumerate(snap.events, 1)
-                )
+                kept = stored_events_bytes(snap.events, "event")
             staged = stage_bytes(self.paths.events, kept)
             try:
                 with self.lock():
@@ -635,10 +635,7 @@ class SessionStore:
                         appended, base_offset=snap.size, base_line=snap.next_line, final=True
                     )
                     if tail.events:
-                        extra = b"".join(
-                            serialize_event(strip_screenshot_data(e), f"appended event {i}")
-                            for i, e in enumerate(tail.events, 1)
-                        )
+                        extra = stored_events_bytes(tail.events, "appended event")
                         fd = os.open(staged, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
                         try:
                             write_all(fd, extra)
