@@ -12,16 +12,13 @@ from pathlib import Path
 
 import pytest
 from rich.cells import cell_len
-from rich.segment import Segment
 
 from core.events import is_synthetic
 from core.manager import MemoryManager
 from inspector.model import HotWindowModel
 from inspector.widgets.hot_window import (
     CLASS_LABEL,
-    LEAD_STYLE,
     HotWindow,
-    _blanks_after_text,
     columns_for,
 )
 from tests.helpers.tui import make, settle
@@ -180,20 +177,6 @@ async def test_root_and_synthetic_marks_on_screen_and_in_the_detail(tmp_path: Pa
         await settle(app, pilot)
         detail = str(app.query_one("#detail-body").render())
         assert "synthetic split-turn" in detail
-
-
-def test_leading_blanks_move_to_the_cell_before() -> None:
-    from rich.style import Style
-
-    bold, plain = Style(bold=True), Style()
-    out = _blanks_after_text([Segment("split", bold), Segment(" ", plain), Segment("   17", plain)])
-    assert "".join(s.text for s in out) == "split    17"
-    assert [s.text for s in out] == ["split    ", "17"]
-    out = _blanks_after_text([Segment("  x", plain), Segment(" y", bold)])
-    assert [s.text for s in out] == ["  ", "x ", "y"] and out[0].style == plain + LEAD_STYLE
-    reverse = Style(reverse=True)
-    out = _blanks_after_text([Segment("x", reverse), Segment("  y", plain)])
-    assert [s.text for s in out] == ["x", "  y"]  # a different background keeps its blanks
 
 
 def _reachable_text_sizes(root: object) -> int:

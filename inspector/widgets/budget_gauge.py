@@ -15,8 +15,6 @@ from dataclasses import dataclass, field
 from rich.text import Text
 from textual.widget import Widget
 
-from inspector.safe_text import runs_line
-
 SPARK = "▁▂▃▄▅▆▇█"
 MIN_BAR = 24
 """The bar keeps at least this many cells before the verdict is shortened or the sparkline goes."""
@@ -115,7 +113,7 @@ def render_budget(info: BudgetInfo, width: int) -> Text:
     if info.history and spark_room and used + 7 + spark_width <= width:
         bar.append(("  runs ", "dim"))
         bar.append((sparkline(info.history, spark_width), ""))
-    out = Text("\n").join([runs_line(head), runs_line(bar)])
+    out = Text("\n").join([Text.assemble(*head), Text.assemble(*bar)])
     out.no_wrap = True
     out.overflow = "ellipsis"
     return out

@@ -63,7 +63,7 @@ from core.text import compact_json, content_text
 from core.tokens import estimate_tokens
 from inspector.chunk_analysis import ChunkAnalysis, analyze_chunk
 from inspector.chunk_catalog import read_chunk_index, read_chunk_index_head
-from inspector.safe_text import one_line, safe_line, safe_text, trail_blanks
+from inspector.safe_text import one_line, safe_line, safe_text
 from inspector.tables import Column, Fitted, fit_columns, text_width
 from inspector.widgets.session_view import SessionView
 
@@ -750,9 +750,9 @@ class ChunksView(SessionView):
         table.focus()
 
     def _detail(self, summary: Text, events: Text, analysis: Text | None = None) -> None:
-        self.query_one("#chunks-summary", Static).update(trail_blanks(summary))
+        self.query_one("#chunks-summary", Static).update(summary)
         self.query_one("#chunks-analysis", Static).update(
-            trail_blanks(analysis) if analysis is not None else Text("")
+            analysis if analysis is not None else Text("")
         )
         self.query_one("#chunks-events", Static).update(events)
 
@@ -823,5 +823,5 @@ class ChunksView(SessionView):
         else:
             shown = events_text(message.events, message.bad_lines)
             if row is not None and message.analysis is not None:
-                analysis.update(trail_blanks(analysis_text(row, message.analysis)))
+                analysis.update(analysis_text(row, message.analysis))
         self.query_one("#chunks-events", Static).update(shown)

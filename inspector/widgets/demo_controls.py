@@ -26,7 +26,7 @@ from textual.message import Message
 from textual.widgets import Input, Label, Static
 from textual.worker import Worker, get_current_worker
 
-from inspector.safe_text import one_line, trail_blanks
+from inspector.safe_text import one_line
 
 DEFAULT_PACE = 0.12
 """Seconds per step: the ~315-step tour takes ~40 s, and a compaction stays on screen long
@@ -174,7 +174,7 @@ class DemoControls(Horizontal):
         return text
 
     def _refresh_status(self) -> None:
-        self.query_one("#demo-status", Static).update(trail_blanks(self._status_text()))
+        self.query_one("#demo-status", Static).update(self._status_text())
 
     def on_input_changed(self, event: Input.Changed) -> None:
         event.stop()

@@ -18,7 +18,7 @@ from textual.widgets import Static
 
 from core.events import Event
 from inspector.model import HotWindowSnapshot, Row
-from inspector.safe_text import safe_text, trail_blanks
+from inspector.safe_text import safe_text
 from inspector.widgets.hot_window import CLASS_LABEL
 
 DETAIL_CHARS = 20_000
@@ -100,5 +100,5 @@ class EventDetail(VerticalScroll):
         if row is None:
             body.update(Text("no event selected", style="dim"))
         else:
-            body.update(trail_blanks(describe_row(row, snapshot)))
+            body.update(describe_row(row, snapshot))
         self.scroll_home(animate=False)

@@ -12,9 +12,7 @@ would be compacted (dimmed), `+` leading context pulled into the hot window, `^`
 of a split turn, and a cut line above the row the new hot window would open at.
 
 Every cell is padded to its column's width in terminal cells (`rich.cells`, so CJK text counts
-two), and every row is exactly the widget's width: columns line up in every state. Blank
-padding is drawn in the style of the cell before it, so no styled run of text starts with
-spaces (SVG rasterisers such as rsvg drop those and shift the rest of the run).
+two), and every row is exactly the widget's width: columns line up in every state.
 
 Messages: `HotWindow.RowHighlighted(row)` when the cursor moves, `HotWindow.FollowChanged`.
 """
@@ -41,9 +39,6 @@ from inspector.model import EMPTY_SNAPSHOT, CutPreview, HotWindowSnapshot, Row
 from inspector.safe_text import one_line
 
 _TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d:\d\d")
-
-LEAD_STYLE = Style(italic=True)
-"""Blanks that start a line get a style of their own, so no run of text starts with blanks."""
 
 CLASS_LABEL = {CutClass.BOUNDARY: "bound", CutClass.SPLIT: "split", CutClass.FORBIDDEN: "forbid"}
 
@@ -116,35 +111,6 @@ def _compact_count(n: int) -> str:
     if n < 10_000_000:
         return f"{n / 1000:.0f}k"
     return f"{n / 1_000_000:.0f}M"
-
-
-def _blanks_after_text(segments: list[Segment]) -> list[Segment]:
-    """The same cells, with the leading blanks of each segment moved to the end of the one
-    before it when both have the same background (so the line looks the same); blanks that
-    start the line become a run of their own (italic: the same nothing on screen)."""
-    out: list[Segment] = []
-    for segment in segments:
-        text, style = segment.text, segment.style
-        blanks = len(text) - len(text.lstrip(" "))
-        if not out and blanks and len(text) > blanks:
-            out.append(Segment(text[:blanks], (style or Style()) + LEAD_STYLE))
-            text = text[blanks:]
-            blanks = 0
-        if out and blanks and style is not None:
-            prev = out[-1]
-            prev_style = prev.style
-            if (
-                prev_style is not None
-                and prev_style.bgcolor == style.bgcolor
-                and bool(prev_style.reverse) == bool(style.reverse)
-                and not prev_style.underline
-                and not prev_style.strike
-            ):
-                out[-1] = Segment(prev.text + text[:blanks], prev_style)
-                text = text[blanks:]
-        if text:
-            out.append(Segment(text, style))
-    return out
 
 
 class HotWindow(ScrollView, can_focus=True):
@@ -475,7 +441,7 @@ class HotWindow(ScrollView, can_focus=True):
             segments.append(Segment(text, style))
             if i < len(cols) - 1:
                 segments.append(Segment(" ", row_style))
-        strip = Strip(_blanks_after_text(segments)).adjust_cell_length(width, row_style)
+        strip = Strip(segments).adjust_cell_length(width, row_style)
         if is_cursor:
             cursor = self._style("cursor")
             strip = Strip(list(Segment.apply_style(strip, post_style=cursor)), width)

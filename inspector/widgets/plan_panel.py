@@ -22,7 +22,7 @@ from textual.widgets import Input, Label, Static
 
 from core.planner import CompactionPlan
 from core.trigger import TriggerDecision
-from inspector.safe_text import safe_text, trail_blanks
+from inspector.safe_text import safe_text
 
 
 @dataclass(frozen=True)
@@ -240,6 +240,4 @@ class PlanPanel(Vertical):
         self.call_after_refresh(self._fit_placeholders)  # the fields have a width now
 
     def show(self, plan: CompactionPlan | None, trigger: TriggerDecision | None) -> None:
-        self.query_one("#plan-body", Static).update(
-            trail_blanks(render_plan(plan, trigger, self.what_if))
-        )
+        self.query_one("#plan-body", Static).update(render_plan(plan, trigger, self.what_if))

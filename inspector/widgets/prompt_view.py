@@ -43,7 +43,7 @@ from textual.worker import get_current_worker
 
 from core.prompt import estimate_message_tokens
 from core.text import compact_json
-from inspector.safe_text import safe_line, safe_text, trail_blanks
+from inspector.safe_text import safe_line, safe_text
 from inspector.tables import replace_rows
 from inspector.widgets.chunks_view import describe_error
 from inspector.widgets.session_view import SessionView, ViewContext
@@ -227,12 +227,12 @@ class PromptView(SessionView):
         out.append(f" / {window:,} tokens ({pct:.1f}%)  \u00b7  {len(self._messages)} messages")
         if percent_threshold is not None:
             out.append(f"  \u00b7  compacts at {percent_threshold:g}%", style="dim")
-        self.query_one("#prompt-total", Static).update(trail_blanks(out))
+        self.query_one("#prompt-total", Static).update(out)
 
     def _show_message(self, row: int) -> None:
         static = self.query_one("#prompt-message", Static)
         if 0 <= row < len(self._messages):
-            static.update(trail_blanks(message_detail(row, self._messages[row], self._tokens[row])))
+            static.update(message_detail(row, self._messages[row], self._tokens[row]))
         else:
             static.update(Text(""))
 

@@ -46,7 +46,7 @@ from textual.worker import get_current_worker
 from core.chunks import read_chunk_events
 from core.paths import MemoryPaths
 from core.recall import RecallHit, RecallResult, highlight_spans
-from inspector.safe_text import safe_line, trail_blanks
+from inspector.safe_text import safe_line
 from inspector.tables import replace_rows
 from inspector.widgets.chunks_view import (
     MAX_EVENTS_SHOWN,
@@ -266,7 +266,7 @@ class RecallView(SessionView):
             status.append(f"  \u00b7  pending_chunks_recalled: {pending}")
             if elapsed_ms is not None:
                 status.append(f"  \u00b7  {elapsed_ms:.0f} ms", style="dim")
-        self.query_one("#recall-status", Static).update(trail_blanks(status))
+        self.query_one("#recall-status", Static).update(status)
         if self._hits:
             table.move_cursor(row=0)
             self._show_hit(0)
@@ -300,7 +300,7 @@ class RecallView(SessionView):
             header.append_text(safe_line(hit.session_id or "?", "magenta", limit=60))
         header.append("\n")
         header.append_text(highlight_terms(summary_text(hit.summary), self._query))
-        summary.update(trail_blanks(header))
+        summary.update(header)
         shown = Text(f"\n{len(hit.events)} matching event(s):\n", style="bold")
         shown.append_text(highlight_terms(events_text(hit.events), self._query))
         events.update(shown)

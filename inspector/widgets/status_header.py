@@ -13,7 +13,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from inspector.output import elide_path
-from inspector.safe_text import one_line, runs_line
+from inspector.safe_text import one_line
 
 
 @dataclass(frozen=True)
@@ -142,7 +142,7 @@ def header_line1(info: HeaderInfo, width: int = WIDE) -> Text:
         model = _mid_cut(full_model, cell_len(model) - over(), MODEL_HEAD)
     if over() < 0 and root != full_root:
         root = elide_path(full_root, cell_len(root) - over())
-    return runs_line(build())
+    return Text.assemble(*build(), no_wrap=True, overflow="ellipsis")
 
 
 def header_line2(info: HeaderInfo, width: int = WIDE) -> Text:
@@ -186,7 +186,7 @@ def header_line2(info: HeaderInfo, width: int = WIDE) -> Text:
     if info.index_error:
         pieces.append(("  index: ", "bold red"))
         pieces.append((one_line(info.index_error, 80), "red"))
-    return runs_line(pieces)
+    return Text.assemble(*pieces, no_wrap=True, overflow="ellipsis")
 
 
 def render_header(info: HeaderInfo, width: int = WIDE) -> Text:

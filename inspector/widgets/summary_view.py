@@ -54,7 +54,7 @@ from textual.worker import get_current_worker
 
 from core.summaries import parse_summary_md, summary_md_bound
 from core.tokens import estimate_tokens
-from inspector.safe_text import safe_text, trail_blanks, visible
+from inspector.safe_text import safe_text, visible
 from inspector.widgets.session_view import SessionView
 from inspector.widgets.text_document import DocLine, Row, TextDocument, plain_of, prepare
 
@@ -497,7 +497,7 @@ class SummaryView(SessionView):
             out.append("\u26a0 ", style="yellow")
             shown = "summary.md is empty" if problems == ("empty",) else "; ".join(problems[:5])
             out.append_text(safe_text(shown, "yellow", limit=300))
-        self.query_one("#summary-status", Static).update(trail_blanks(out))
+        self.query_one("#summary-status", Static).update(out)
 
     def _switch(self) -> None:
         self._update_status()
