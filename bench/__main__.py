@@ -18,54 +18,7 @@ from typing import Any
 
 from bench.common import ROOT, Outcome, machine
 from bench.report import fmt, write_report
-from bench.targets import BY_KEY, KEYS, TARGETS
-
-GROUPS: dict[str, tuple[str, ...]] = {
-    "estimate": ("estimate_mb_s",),
-    "appends": ("append_us_p50_100k",),
-    "passes": (
-        "pass_ms_1k",
-        "pass_ms_10k",
-        "pass_ms_100k",
-        "pass_ratio_vs_io_1k",
-        "pass_ratio_vs_io_10k",
-        "pass_ratio_vs_io_100k",
-        "pass_growth_100k_over_10k",
-    ),
-    "locking": ("append_p99_ms_during_pass", "append_p99_ratio_vs_locked", "lock_hold_p99_ms_10k"),
-    "recall": (
-        "recall_p50_ms_1k_chunks",
-        "recall_hit1",
-        "recall_hit5",
-        "recall_cold_ms_1k_chunks",
-        "recall_cold_ms_10k_chunks",
-        "recall_p50_ms_10k_chunks",
-        "recall_index_share_of_pass",
-        "recall_index_size_ratio",
-    ),
-    "tui": (
-        "tui_first_paint_s_100k",
-        "tui_append_to_screen_ms_p95",
-        "tui_loop_lag_p95_ms",
-        "tui_rss_mb_100k",
-        "tui_summary_render_ms_1mb",
-        "tui_summary_key_latency_p95_ms",
-        "tui_first_paint_s_10k_chunks",
-        "tui_chunks_tab_ms_10k",
-        "tui_archive_tab_ms_100_sessions",
-    ),
-    "peer": ("peer_turn_ratio_100", "peer_turn_ratio_1k", "peer_turn_ratio_10k"),
-    "scale": (
-        "pass_ms_10k_chunks",
-        "pass_ratio_10k_vs_10_chunks",
-        "status_cold_ms_10k_chunks",
-        "plan_cold_ms_10k_chunks",
-        "prompt_cold_ms_10k_chunks",
-        "rotate_ms_10k_chunks",
-        "index_bytes_per_chunk",
-        "summary_md_within_bound_10k",
-    ),
-}
+from bench.targets import BY_KEY, GROUPS, KEYS, TARGETS
 
 
 def log(text: str) -> None:

@@ -39,6 +39,7 @@ from bench.scale_fixture import (
     cached_root,
     copy_root,
 )
+from bench.targets import GROUPS
 from core.config import CompactionConfig
 from core.events import Event
 from core.manager import MemoryManager
@@ -261,7 +262,7 @@ def run(quick: bool) -> Outcome:
             f"measured at {main:,} chunks / {arch} archive{'s' if arch != 1 else ''} ({why}), "
             "not 10,000"
         )
-        for key in GROUP_KEYS:
+        for key in GROUPS["scale"]:
             out.notes[key] = note
     out.details["scale"] = {
         "chunks": main,
@@ -286,15 +287,3 @@ def run(quick: bool) -> Outcome:
         "reps": {"pass": pass_reps, "commands": cmd_reps, "rotate": rotate_reps},
     }
     return out
-
-
-GROUP_KEYS: tuple[str, ...] = (
-    "pass_ms_10k_chunks",
-    "pass_ratio_10k_vs_10_chunks",
-    "status_cold_ms_10k_chunks",
-    "plan_cold_ms_10k_chunks",
-    "prompt_cold_ms_10k_chunks",
-    "rotate_ms_10k_chunks",
-    "index_bytes_per_chunk",
-    "summary_md_within_bound_10k",
-)

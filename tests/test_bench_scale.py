@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,23 +15,15 @@ import pytest
 from bench.common import make_events
 from bench.scale import NoopSummarizer
 from bench.scale_fixture import EVENTS_PER_CHUNK, HOT_EVENTS, build_root, copy_root
+from bench.targets import GROUPS
 from core.chunks import read_chunk_events, read_index
 from core.config import CompactionConfig
 from core.manager import MemoryManager
 from core.paths import MemoryPaths
 from core.summaries import parse_summary_md
+from tests.helpers.bench import run_bench_quick
 
-ROOT = Path(__file__).resolve().parent.parent
-SCALE_KEYS = (
-    "pass_ms_10k_chunks",
-    "pass_ratio_10k_vs_10_chunks",
-    "status_cold_ms_10k_chunks",
-    "plan_cold_ms_10k_chunks",
-    "prompt_cold_ms_10k_chunks",
-    "rotate_ms_10k_chunks",
-    "index_bytes_per_chunk",
-    "summary_md_within_bound_10k",
-)
+SCALE_KEYS = GROUPS["scale"]
 
 
 @pytest.fixture(scope="module")
@@ -107,19 +96,7 @@ def _contents(root: Path) -> dict[Path, bytes]:
 
 @pytest.mark.extended
 def test_scale_group_reports_every_key_as_a_number() -> None:
-    env = dict(os.environ)
-    env.pop("SESSION_MEMORY_FAULT", None)
-    env["BENCH_SCALE_CHUNKS"] = "50"
-    proc = subprocess.run(
-        [sys.executable, "-m", "bench", "--only", "scale", "--quick", "--json"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=280,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    doc = json.loads(proc.stdout)
+    doc = run_bench_quick("--only", "scale")
     for key in SCALE_KEYS:
         value = doc[key]
         assert isinstance(value, int | float) and math.isfinite(value), (key, value, doc["notes"])

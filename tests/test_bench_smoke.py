@@ -6,37 +6,18 @@ present, and be a number, or null with a note that says why (e.g. the peer is no
 
 from __future__ import annotations
 
-import json
 import math
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from bench.targets import KEYS
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers.bench import ROOT, run_bench_quick
 
 
 @pytest.mark.extended
 def test_quick_json_reports_every_key() -> None:
-    env = dict(os.environ)
-    env.pop("SESSION_MEMORY_FAULT", None)
-    # The long-lived root takes minutes to build on a fresh machine: the smoke test checks the
-    # keys, not the scale, so the scale and TUI-scale keys are measured on 50 chunks.
-    env["BENCH_SCALE_CHUNKS"] = "50"
-    proc = subprocess.run(
-        [sys.executable, "-m", "bench", "--quick", "--json"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=280,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    doc = json.loads(proc.stdout)
+    # The smoke test checks the keys, not the scale (the scale keys are measured on 50 chunks).
+    doc = run_bench_quick()
     missing = [k for k in KEYS if k not in doc]
     assert not missing, f"keys missing from the JSON: {missing}"
     for key in KEYS:
