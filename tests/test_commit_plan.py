@@ -21,6 +21,7 @@ from core.commit_plan import (
     ArchiveFacts,
     ChunkSummaries,
     CommitPlan,
+    IndexView,
     build_commit,
 )
 from core.config import CompactionConfig
@@ -381,23 +382,28 @@ def no_io() -> Iterator[None]:
         yield
 
 
+def first_commit(plan: CompactionPlan, snap: Snap, index: IndexView | None = None) -> CommitPlan:
+    """The commit of a session's first chunk (an empty index unless `index` is given)."""
+    return build_commit(
+        plan,
+        snap,
+        SUMMARIES,
+        CONFIG,
+        index=ListedIndex([]) if index is None else index,
+        chunk_id="chunk_0001",
+        index_size=0,
+        archive=ArchiveFacts(),
+        pending_meta={},
+    )
+
+
 def test_no_io_with_a_catalog_of_paths_that_do_not_exist(tmp_path: Path) -> None:
     catalog = read_catalog(MemoryPaths(tmp_path / "nowhere"), write=False)
     assert not (tmp_path / "nowhere").exists()
     events = turn(0, 2) + turn(10, 2)
     plan = plan_compaction(events, CONFIG)
     with no_io():
-        commit = build_commit(
-            plan,
-            Snap(events),
-            SUMMARIES,
-            CONFIG,
-            index=catalog,
-            chunk_id="chunk_0001",
-            index_size=0,
-            archive=ArchiveFacts(),
-            pending_meta={},
-        )
+        commit = first_commit(plan, Snap(events), catalog)
     assert commit.index_text == render_index([commit.entry]).encode()
     assert "- **chunk_0001**" in commit.summary_md
     assert not (tmp_path / "nowhere").exists()
@@ -414,28 +420,8 @@ def test_a_plan_without_a_cut_or_for_other_events_is_refused() -> None:
     useless = plan_compaction(events, CompactionConfig(keep_recent_tokens=10**6))
     assert not useless.useful
     with pytest.raises(ValueError, match="without a cut"):
-        build_commit(
-            useless,
-            Snap(events),
-            SUMMARIES,
-            CONFIG,
-            index=ListedIndex([]),
-            chunk_id="chunk_0001",
-            index_size=0,
-            archive=ArchiveFacts(),
-            pending_meta={},
-        )
+        first_commit(useless, Snap(events))
     longer = turn(0, 2) + turn(10, 2)
     plan = plan_compaction(longer, CONFIG)
     with pytest.raises(ValueError, match="made for"):
-        build_commit(
-            plan,
-            Snap(longer[:-1]),
-            SUMMARIES,
-            CONFIG,
-            index=ListedIndex([]),
-            chunk_id="chunk_0001",
-            index_size=0,
-            archive=ArchiveFacts(),
-            pending_meta={},
-        )
+        first_commit(plan, Snap(longer[:-1]))
