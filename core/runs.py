@@ -37,7 +37,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from core.events import Event, is_synthetic
+from core.events import KNOWN_TYPES, Event, is_synthetic
 from core.text import clean_text, collapse_whitespace, compact_json, event_text
 
 ActionKind = Literal["edit", "command", "read", "other"]
@@ -85,17 +85,7 @@ def etype(event: Event) -> str | None:
     return value if isinstance(value, str) else None
 
 
-_KNOWN = frozenset(
-    {
-        "user_input",
-        "assistant_output",
-        "role_output",
-        "tool_call",
-        "tool_result",
-        "system_event",
-        "screen_context",
-    }
-)
+_KNOWN = frozenset(KNOWN_TYPES)
 
 
 def is_request(event: Event) -> bool:
