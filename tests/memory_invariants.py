@@ -10,15 +10,7 @@ from typing import Any
 
 import yaml
 
-
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            out.append(json.loads(line))
-    return out
+from bench.common import read_jsonl
 
 
 def yaml_entries(index: Path) -> list[dict[str, Any]]:

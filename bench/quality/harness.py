@@ -9,7 +9,6 @@ ids across events.jsonl and chunk files, tool pairs, chunk summaries and recall.
 from __future__ import annotations
 
 import dataclasses
-import json
 import shutil
 import statistics
 import tempfile
@@ -21,6 +20,7 @@ from typing import Any
 
 import yaml
 
+from bench.common import read_jsonl
 from bench.quality import metrics as m
 from core.config import CompactionConfig
 from core.importers import ModelCall, Transcript, load_transcript
@@ -100,16 +100,6 @@ def with_ids(transcript: Transcript, stem: str) -> tuple[Transcript, list[str]]:
     ]
     trailing = tag(transcript.trailing)
     return dataclasses.replace(transcript, calls=calls, trailing=trailing), ids
-
-
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            out.append(json.loads(line))
-    return out
 
 
 def read_text(path: Path) -> str:
