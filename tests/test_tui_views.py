@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from textual.app import App, ComposeResult
+from textual.app import App
 from textual.binding import BindingType
 from textual.screen import Screen
 from textual.widget import Widget
@@ -34,14 +34,13 @@ from core.status import ArchiveInfo
 from core.summaries import render_summary, summary_md_bound
 from core.tokens import estimate_tokens
 from inspector.screens import AppendEventScreen, ConfirmScreen, FocusPromptScreen
-from inspector.stylesheets import STYLESHEETS
 from inspector.widgets.archive_view import ArchiveView
 from inspector.widgets.chunks_view import ChunksView
 from inspector.widgets.prompt_view import PromptView
 from inspector.widgets.recall_view import RecallView
 from inspector.widgets.summary_view import SummaryView
 from inspector.widgets.text_document import TextDocument
-from tests.helpers.tui import settle
+from tests.helpers.tui import ViewHost, cells, loaded, settle, static_text
 
 HOSTILE = [
     "[@click=app.quit]x[/]",
@@ -53,43 +52,24 @@ HOSTILE = [
 ]
 
 
-class ScreenHost(App[None]):
+class ScreenHost(ViewHost):
     """Pushes one modal screen and records what it dismissed with."""
-
-    CSS_PATH = STYLESHEETS
 
     def __init__(self, screen: Screen[Any]) -> None:
         super().__init__()
-        self.animation_level = "none"  # as in tests/helpers/tui.py::make
         self._screen = screen
         self.results: list[Any] = []
-        self.sentinel_calls = 0
 
     def on_mount(self) -> None:
         self.push_screen(self._screen, self.results.append)
 
-    def action_sentinel(self) -> None:
-        self.sentinel_calls += 1
 
-
-def static_text(widget: Static) -> str:
-    return str(widget.render())
-
-
-class ViewHost(App[None]):
-    """Mounts one view; `sentinel` counts calls of an action hostile text might try to run."""
-
-    CSS_PATH = STYLESHEETS
+class RecordingHost(ViewHost):
+    """Mounts one view and keeps the messages it posts to the app."""
 
     def __init__(self, view: Widget) -> None:
-        super().__init__()
-        self.animation_level = "none"  # as in tests/helpers/tui.py::make
-        self.view = view
-        self.sentinel_calls = 0
+        super().__init__(view)
         self.posted: list[Any] = []
-
-    def compose(self) -> ComposeResult:
-        yield self.view
 
     def on_prompt_view_built(self, message: PromptView.Built) -> None:
         self.posted.append(message)
@@ -105,9 +85,6 @@ class ViewHost(App[None]):
 
     def of(self, kind: type[Any]) -> list[Any]:
         return [m for m in self.posted if isinstance(m, kind)]
-
-    def action_sentinel(self) -> None:
-        self.sentinel_calls += 1
 
 
 SPLIT_SUMMARY = (
@@ -185,10 +162,6 @@ def memory(tmp_path: Path) -> MemoryManager:
     atomic_write_text(manager.paths.summary, rendered.summary_md)
     atomic_write_text(manager.paths.summary_archive, rendered.archive_md)
     return manager
-
-
-def cells(table: DataTable[Any], row: int) -> list[str]:
-    return [getattr(c, "plain", str(c)) for c in table.get_row_at(row)]
 
 
 # --- ConfirmScreen -------------------------------------------------------------------------
@@ -332,11 +305,7 @@ async def test_append_form_blank_role_uses_default_and_escape_cancels() -> None:
 
 async def test_chunks_view_reload_shows_index_and_pending(memory: MemoryManager) -> None:
     view = ChunksView()
-    view.manager = memory
-    app = ViewHost(view)
-    async with app.run_test(size=(120, 24)) as pilot:  # wide: every column shown
-        view.reload()
-        await settle(app, pilot)
+    async with loaded(view, memory, (120, 24)):  # wide: every column shown
         table = view.query_one(DataTable)
         assert table.row_count == 3
         row0, row1, row2 = cells(table, 0), cells(table, 1), cells(table, 2)
@@ -358,11 +327,7 @@ async def test_chunks_view_split_turn_marked_and_hostile_text_literal(
     memory: MemoryManager,
 ) -> None:
     view = ChunksView()
-    view.manager = memory
-    app = ViewHost(view)
-    async with app.run_test(size=(80, 24)) as pilot:
-        view.reload()
-        await settle(app, pilot)
+    async with loaded(view, memory) as (app, pilot):
         table = view.query_one(DataTable)
         table.focus()
         await pilot.press("down")
@@ -445,11 +410,7 @@ async def test_chunks_view_shows_what_each_summary_kept(tmp_path: Path) -> None:
         write_chunk_file(manager.paths, "chunk_0001", events)
         write_index(manager.paths, [entry])
     view = ChunksView()
-    view.manager = manager
-    app = ViewHost(view)
-    async with app.run_test(size=(100, 40)) as pilot:
-        view.reload()
-        await settle(app, pilot)
+    async with loaded(view, manager, (100, 40)):
         after = 1000 + estimate_tokens(summary)
         assert cells(view.query_one(DataTable), 0)[4] == f"5,000→{after:,}"
         text = static_text(view.query_one("#chunks-analysis", Static))
@@ -507,11 +468,7 @@ async def test_chunks_view_hostile_chunk_id_and_missing_file(memory: MemoryManag
 async def test_chunks_view_unreadable_index_shows_error(memory: MemoryManager) -> None:
     memory.paths.index.write_text("chunks: [unbalanced\n  - {\n", encoding="utf-8")
     view = ChunksView()
-    view.manager = memory
-    app = ViewHost(view)
-    async with app.run_test(size=(80, 24)) as pilot:
-        view.reload()
-        await settle(app, pilot)
+    async with loaded(view, memory) as (app, _):
         error = static_text(view.query_one("#chunks-error", Static))
         assert "chunk index unreadable" in error and "index.yaml" in error
         assert "repair" in error
@@ -528,11 +485,7 @@ async def test_chunks_view_index_warning_for_hostile_id_entry(memory: MemoryMana
         encoding="utf-8",
     )
     view = ChunksView()
-    view.manager = memory
-    app = ViewHost(view)
-    async with app.run_test(size=(80, 24)) as pilot:
-        view.reload()
-        await settle(app, pilot)
+    async with loaded(view, memory) as (app, pilot):
         notice = static_text(view.query_one("#chunks-error", Static))
         assert "warning:" in notice and "[@click=app.sentinel]x[/]" in notice
         assert cells(view.query_one(DataTable), 0)[0] == "chunk_0001"
@@ -559,12 +512,19 @@ async def shown(app: App[Any], pilot: Any) -> None:
         await settle(app, pilot)
 
 
-async def test_summary_view_reload_renders_and_counts(memory: MemoryManager) -> None:
+async def summary_shown(md: str, max_rolling_lines: int = 100) -> str:
+    """`md` as the Summary tab shows it (no archive; the rolling summary's bound given)."""
     view = SummaryView()
-    view.manager = memory
     app = ViewHost(view)
     async with app.run_test(size=(80, 24)) as pilot:
-        view.reload()
+        await view.set_data(md, None, max_rolling_lines)
+        await pilot.pause()
+        return view.shown_text()
+
+
+async def test_summary_view_reload_renders_and_counts(memory: MemoryManager) -> None:
+    view = SummaryView()
+    async with loaded(view, memory) as (app, pilot):
         await shown(app, pilot)
         rendered = view.shown_text()
         assert "Rolling Summary" in rendered and "Recent Chunks" in rendered
@@ -621,17 +581,13 @@ async def test_summary_view_marks_the_split_turn_part() -> None:
         "- **chunk_0003**\n  history: asked about logs\n\n  ---\n\n"
         "  Turn Context (split turn):\n  prefix: started grepping\n"
     )
-    view = SummaryView()
-    app = ViewHost(view)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await view.set_data(md, None, 5)
-        await pilot.pause()
-        lines = view.shown_text().split("\n")
-        assert any("✂ split turn: turn context" in line for line in lines)
-        assert not any("Turn Context (split turn):" in line for line in lines)
-        assert any(line.strip() == "│ prefix: started grepping" for line in lines)
-        # At most one blank line in a row: no screen of empty rules.
-        assert "\n\n\n" not in view.shown_text()
+    text = await summary_shown(md, max_rolling_lines=5)
+    lines = text.split("\n")
+    assert any("✂ split turn: turn context" in line for line in lines)
+    assert not any("Turn Context (split turn):" in line for line in lines)
+    assert any(line.strip() == "│ prefix: started grepping" for line in lines)
+    # At most one blank line in a row: no screen of empty rules.
+    assert "\n\n\n" not in text
 
 
 @pytest.mark.extended  # 90 clicks over the text, ~9 s: CI runs it as its own step
@@ -665,23 +621,18 @@ async def test_summary_view_keeps_each_line_of_a_chunk_summary() -> None:
         "- **chunk_0007**\n  Goal:\n  - tidy storage\n  Progress:\n  Done and verified.\n"
         "  Key Decisions: keep photos\n"
     )
-    view = SummaryView()
-    app = ViewHost(view)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await view.set_data(md, None, 100)
-        await pilot.pause()
-        lines = [line.strip(" •▪") for line in view.shown_text().split("\n")]
-        for line in (
-            "old line one",
-            "old line two",
-            "chunk_0007",
-            "Goal:",
-            "- tidy storage",
-            "Progress:",
-            "Done and verified.",
-            "Key Decisions: keep photos",
-        ):
-            assert line in lines, (line, lines)
+    lines = [line.strip(" •▪") for line in (await summary_shown(md)).split("\n")]
+    for line in (
+        "old line one",
+        "old line two",
+        "chunk_0007",
+        "Goal:",
+        "- tidy storage",
+        "Progress:",
+        "Done and verified.",
+        "Key Decisions: keep photos",
+    ):
+        assert line in lines, (line, lines)
 
 
 @pytest.mark.parametrize(
@@ -773,12 +724,8 @@ async def test_summary_view_one_megabyte_keeps_the_loop_responsive() -> None:
 
 async def test_prompt_view_shows_assembled_prompt_with_tokens(memory: MemoryManager) -> None:
     view = PromptView(system_prompt="SYS [@click=app.sentinel]x[/]", task="do the thing")
-    view.manager = memory
     view.context_window = 1000
-    app = ViewHost(view)
-    async with app.run_test(size=(80, 24)) as pilot:
-        view.reload()
-        await settle(app, pilot)
+    async with loaded(view, memory, host=RecordingHost) as (app, pilot):
         expected = memory.build_prompt("SYS [@click=app.sentinel]x[/]", "do the thing")
         table = view.query_one(DataTable)
         assert table.row_count == len(expected) == 4
@@ -897,7 +844,7 @@ async def test_prompt_view_tool_calls_and_plain_data() -> None:
 async def test_recall_view_search_active_and_pending(memory: MemoryManager) -> None:
     view = RecallView()
     view.manager = memory
-    app = ViewHost(view)
+    app = RecordingHost(view)
     async with app.run_test(size=(80, 24)) as pilot:
         view.query_one("#recall-query", Input).focus()
         await pilot.press(*"question", "enter")
@@ -983,11 +930,7 @@ async def test_archive_view_lists_and_opens(memory: MemoryManager) -> None:
     closed = memory.rotate()
     assert closed.closed_session_id is not None
     view = ArchiveView()
-    view.manager = memory
-    app = ViewHost(view)
-    async with app.run_test(size=(120, 24)) as pilot:  # wide: every column shown
-        view.reload()
-        await settle(app, pilot)
+    async with loaded(view, memory, (120, 24), RecordingHost) as (app, pilot):  # every column
         table = view.query_one(DataTable)
         assert table.row_count == 1
         row = cells(table, 0)
@@ -1094,11 +1037,7 @@ async def test_escape_on_the_table_reaches_the_app(kind: str) -> None:
 
 async def test_chunks_dir_deleted_then_replaced_by_a_file(memory: MemoryManager) -> None:
     view = ChunksView()
-    view.manager = memory
-    app = ViewHost(view)
-    async with app.run_test(size=(80, 24)) as pilot:
-        view.reload()
-        await settle(app, pilot)
+    async with loaded(view, memory) as (app, pilot):
         shutil.rmtree(memory.paths.chunks_dir)
         view.query_one(DataTable).focus()
         await pilot.press("down")
@@ -1125,12 +1064,8 @@ async def test_huge_single_line_event_is_capped(memory: MemoryManager) -> None:
     with memory.store.lock():
         write_chunk_file(memory.paths, "chunk_0001", [ev("tool_result", huge, name="dump")])
     chunks = ChunksView()
-    chunks.manager = memory
     prompt = PromptView()
-    app = ViewHost(chunks)
-    async with app.run_test(size=(80, 24)) as pilot:
-        chunks.reload()
-        await settle(app, pilot)
+    async with loaded(chunks, memory) as (app, pilot):
         events = static_text(chunks.query_one("#chunks-events", Static))
         assert "[@click=app.sentinel]yyy" in events and len(events) < 2_000
         await app.mount(prompt)

@@ -10,19 +10,26 @@ from __future__ import annotations
 import html
 import re
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from rich.cells import cell_len
 from textual import events
-from textual.app import App
+from textual.app import App, ComposeResult
 from textual.geometry import Region
 from textual.pilot import Pilot
 from textual.widget import Widget
+from textual.widgets import DataTable, Static
 
 from inspector.app import InspectorApp, create_app
+from inspector.stylesheets import STYLESHEETS
 from tests.tui_fixtures import CONFIG
+
+if TYPE_CHECKING:
+    from core.manager import MemoryManager
+    from inspector.widgets.session_view import SessionView
 
 SIZE = (120, 40)
 """The terminal size the tests use unless a test is about another size."""
@@ -53,6 +60,57 @@ async def settle(app: App[Any], pilot: Pilot[Any]) -> None:
         await pilot.pause()
         if round_no >= 1 and not workers and not [w for w in app.workers if w.group != "watch"]:
             return
+
+
+class ViewHost(App[None]):
+    """One widget alone, styled as the inspector styles it and without animations (as `make`),
+    so a view's test needs no whole inspector. `sentinel_calls` counts calls of the action
+    `app.sentinel`, the one hostile text names: a test asserts it stays 0."""
+
+    CSS_PATH = STYLESHEETS
+
+    def __init__(self, view: Widget | None = None) -> None:
+        super().__init__()
+        self.animation_level = "none"
+        self.view = view
+        self.sentinel_calls = 0
+
+    def compose(self) -> ComposeResult:
+        if self.view is not None:
+            yield self.view
+
+    def action_sentinel(self) -> None:
+        self.sentinel_calls += 1
+
+
+H = TypeVar("H", bound=ViewHost)
+
+
+@asynccontextmanager
+async def loaded(
+    view: SessionView,
+    manager: MemoryManager,
+    size: tuple[int, int] = (80, 24),
+    host: Callable[[Widget], H] = ViewHost,  # type: ignore[assignment]
+) -> AsyncIterator[tuple[H, Pilot[None]]]:
+    """`view` hosted alone (in `host`) and read from `manager` as the app reads it: `reload()`,
+    then its workers and the messages they post awaited, before the test looks."""
+    view.manager = manager
+    app = host(view)
+    async with app.run_test(size=size) as pilot:
+        view.reload()
+        await settle(app, pilot)
+        yield app, pilot
+
+
+def cells(table: DataTable[Any], row: int) -> list[str]:
+    """Row `row` of `table` as plain strings (styled cells as their text)."""
+    return [getattr(c, "plain", str(c)) for c in table.get_row_at(row)]
+
+
+def static_text(widget: Static) -> str:
+    """What a Static holds, as text (its markup never parsed: views give it Text)."""
+    return str(widget.render())
 
 
 async def until(pilot: Pilot[Any], cond: Callable[[], bool], timeout: float = 15.0) -> None:
