@@ -6,30 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.text import Text
-from textual.app import App, ComposeResult
 from textual.widgets import Checkbox, DataTable, Static
 
 from core.config import CompactionConfig
 from core.manager import MemoryManager
-from inspector.stylesheets import STYLESHEETS
 from inspector.widgets.recall_view import RecallView, chunk_text, highlight_terms
-from tests.helpers.tui import settle
-
-
-class Host(App[None]):
-    CSS_PATH = STYLESHEETS
-
-    def __init__(self, view: RecallView) -> None:
-        super().__init__()
-        self.animation_level = "none"  # as in tests/helpers/tui.py::make
-        self.view = view
-        self.sentinel_calls = 0
-
-    def compose(self) -> ComposeResult:
-        yield self.view
-
-    def action_sentinel(self) -> None:
-        self.sentinel_calls += 1
+from tests.helpers.tui import cells, loaded, settle
 
 
 def rendered(widget: Static) -> Text:
@@ -80,9 +62,7 @@ def session(tmp_path: Path) -> MemoryManager:
 async def test_open_a_result_shows_its_event_in_the_chunk(tmp_path: Path) -> None:
     mm = session(tmp_path)
     view = RecallView()
-    view.manager = mm
-    app = Host(view)
-    async with app.run_test(size=(100, 30)) as pilot:
+    async with loaded(view, mm, (100, 30)) as (app, pilot):
         view.search("apply_fix.py")
         await settle(app, pilot)
         table = view.query_one(DataTable)
@@ -105,9 +85,7 @@ async def test_all_sessions_checkbox_searches_archives(tmp_path: Path) -> None:
     mm = session(tmp_path)
     closed = mm.rotate().closed_session_id
     view = RecallView()
-    view.manager = mm
-    app = Host(view)
-    async with app.run_test(size=(100, 30)) as pilot:
+    async with loaded(view, mm, (100, 30)) as (app, pilot):
         view.search("apply_fix.py")
         await settle(app, pilot)
         assert view.query_one(DataTable).row_count == 0, "the default is the active session"
@@ -115,7 +93,7 @@ async def test_all_sessions_checkbox_searches_archives(tmp_path: Path) -> None:
         await settle(app, pilot)
         table = view.query_one(DataTable)
         assert table.row_count >= 1
-        row = [getattr(c, "plain", str(c)) for c in table.get_row_at(0)]
+        row = cells(table, 0)
         assert row[4] == closed
         table.focus()
         await pilot.press("enter")
