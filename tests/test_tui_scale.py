@@ -10,11 +10,12 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from textual.app import App, ComposeResult
+from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.widget import Widget
 from textual.widgets import DataTable, Input, Static
 
+import inspector.widgets.archive_view as archive_view_module
 import inspector.widgets.chunks_view as chunks_view_module
 from core.catalog import catalog_path
 from core.chunks import ChunkEntry, IndexRead, read_index, write_chunk_file, write_index
@@ -24,9 +25,9 @@ from core.manager import MemoryManager
 from inspector.archive_catalog import list_archives_light
 from inspector.chunk_catalog import chunk_count, read_chunk_index, read_chunk_index_head
 from inspector.model import read_light_status
-from inspector.stylesheets import STYLESHEETS
 from inspector.widgets.archive_view import ArchiveView
 from inspector.widgets.chunks_view import ChunksView
+from tests.helpers.tui import ViewHost, cells
 
 N_CHUNKS = 500
 N_ARCHIVES = 30
@@ -230,26 +231,38 @@ def test_archive_listing_cache_follows_a_change(long_root: Path, tmp_path: Path)
 # --- the views ----------------------------------------------------------------------------
 
 
-class Host(App[None]):
+class Host(ViewHost):
     """One view, and a key f5 whose action counts presses (is the loop free?)."""
 
-    CSS_PATH = STYLESHEETS
     BINDINGS: ClassVar[list[BindingType]] = [Binding("f5", "count", "count", priority=True)]
 
     def __init__(self, view: Widget) -> None:
-        super().__init__()
-        self.view = view
+        super().__init__(view)
         self.presses = 0
-
-    def compose(self) -> ComposeResult:
-        yield self.view
 
     def action_count(self) -> None:
         self.presses += 1
 
 
-def cells(table: DataTable[Any], row: int) -> list[str]:
-    return [getattr(c, "plain", str(c)) for c in table.get_row_at(row)]
+def hold(
+    monkeypatch: pytest.MonkeyPatch, module: Any, name: str
+) -> tuple[threading.Event, list[int]]:
+    """`module.name`, the view's read, made to wait for the returned gate (its calls counted),
+    so the test decides when a read may end. The Chunks tab's first-page read is turned off:
+    the whole index is what it waits for."""
+    gate = threading.Event()
+    calls: list[int] = []
+    real = getattr(module, name)
+
+    def held(*args: Any) -> Any:
+        calls.append(1)
+        assert gate.wait(timeout=30), f"the key was never handled while {name} ran"
+        return real(*args)
+
+    monkeypatch.setattr(module, name, held)
+    if module is chunks_view_module:
+        monkeypatch.setattr(chunks_view_module, "read_chunk_index_head", lambda paths, n: None)
+    return gate, calls
 
 
 async def rows_reach(app: App[None], pilot: Any, table: DataTable[Any], n: int) -> None:
@@ -294,20 +307,25 @@ async def test_chunks_tab_on_500_chunks_rows_and_details(
         assert "compression" in text_of(view, "#chunks-analysis")
 
 
-async def test_chunks_tab_fills_from_a_worker_while_keys_work(
-    long_root: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("view_class", "module", "read", "rows"),
+    [
+        (ChunksView, chunks_view_module, "read_chunk_index", N_CHUNKS),
+        (ArchiveView, archive_view_module, "list_archives_light", N_ARCHIVES),
+    ],
+    ids=["chunks", "archive"],
+)
+async def test_tab_fills_from_a_worker_while_keys_work(
+    long_root: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    view_class: type[ChunksView | ArchiveView],
+    module: Any,
+    read: str,
+    rows: int,
 ) -> None:
-    """The index read is held until a key pressed meanwhile has run its action."""
-    gate = threading.Event()
-    real = read_chunk_index
-
-    def held(paths: Any) -> IndexRead:
-        assert gate.wait(timeout=30), "the key was never handled while the index was read"
-        return real(paths)
-
-    monkeypatch.setattr(chunks_view_module, "read_chunk_index", held)
-    monkeypatch.setattr(chunks_view_module, "read_chunk_index_head", lambda paths, n: None)
-    view = ChunksView()
+    """The tab's read is held until a key pressed meanwhile has run its action."""
+    gate, _ = hold(monkeypatch, module, read)
+    view = view_class()
     view.manager = MemoryManager(long_root, read_only=True)
     app = Host(view)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -317,7 +335,7 @@ async def test_chunks_tab_fills_from_a_worker_while_keys_work(
         table = view.query_one(DataTable)
         assert table.row_count == 0  # still loading
         gate.set()
-        await rows_reach(app, pilot, table, N_CHUNKS)
+        await rows_reach(app, pilot, table, rows)
         await pilot.press("f5")
         assert app.presses == 2
 
@@ -351,48 +369,12 @@ async def test_archive_tab_on_30_sessions_rows_filter_sort(long_root: Path) -> N
         assert counts == sorted(counts, reverse=True)
 
 
-async def test_archive_tab_fills_from_a_worker_while_keys_work(
-    long_root: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import inspector.widgets.archive_view as archive_view_module
-
-    gate = threading.Event()
-    real = list_archives_light
-
-    def held(manager: MemoryManager) -> Any:
-        assert gate.wait(timeout=30), "the key was never handled while archives were listed"
-        return real(manager)
-
-    monkeypatch.setattr(archive_view_module, "list_archives_light", held)
-    view = ArchiveView()
-    view.manager = MemoryManager(long_root, read_only=True)
-    app = Host(view)
-    async with app.run_test(size=(120, 40)) as pilot:
-        view.reload()
-        await pilot.press("f5")
-        assert app.presses == 1
-        table = view.query_one(DataTable)
-        assert table.row_count == 0
-        gate.set()
-        await rows_reach(app, pilot, table, N_ARCHIVES)
-
-
 async def test_chunks_reload_asked_during_a_read_runs_once_after_it(
     long_root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Changes arriving while a long read runs never cancel it (it would never land on a busy
     root); they make one more read after it."""
-    gate = threading.Event()
-    calls: list[int] = []
-    real = read_chunk_index
-
-    def held(paths: Any) -> IndexRead:
-        calls.append(1)
-        assert gate.wait(timeout=30)
-        return real(paths)
-
-    monkeypatch.setattr(chunks_view_module, "read_chunk_index", held)
-    monkeypatch.setattr(chunks_view_module, "read_chunk_index_head", lambda paths, n: None)
+    gate, calls = hold(monkeypatch, chunks_view_module, "read_chunk_index")
     view = ChunksView()
     view.manager = MemoryManager(long_root, read_only=True)
     app = Host(view)
