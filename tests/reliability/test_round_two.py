@@ -17,8 +17,7 @@ import pytest
 
 from core.atomic import TEMP_NAME_RE
 from core.errors import StoreError
-from core.manager import MemoryManager
-from tests.helpers.memory import fill, run_child, small_config
+from tests.helpers.memory import crashed_second_pass
 from tests.memory_invariants import assert_each_once
 from tests.reliability._support import (
     REPO,
@@ -104,22 +103,28 @@ def test_a_fifo_as_any_store_file_is_an_error_for_every_command_never_a_hang(
 # --------------------------------------------------------------------------- 2: append + state
 
 
-def test_append_whose_state_rewrite_fails_is_stored_and_reported_stored(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A user_input rewrites state.json (run_started_at) after the line is appended: when that
-    rewrite fails (disk full) the append must still report success, or a retry doubles it."""
-    root = tmp_path / "memory"
-    mm, ids = seeded_root(root)
+@contextlib.contextmanager
+def state_json_disk_full() -> Iterator[None]:
+    """Inside the block a rename onto state.json fails as on a full disk (ENOSPC); every
+    other rename goes through."""
     real_replace = os.replace
 
-    def state_disk_full(src: Any, dst: Any, *args: Any, **kwargs: Any) -> None:
+    def replace(src: Any, dst: Any, *args: Any, **kwargs: Any) -> None:
         if Path(dst).name == "state.json":
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         real_replace(src, dst, *args, **kwargs)
 
-    with monkeypatch.context() as patch:
-        patch.setattr(os, "replace", state_disk_full)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(os, "replace", replace)
+        yield
+
+
+def test_append_whose_state_rewrite_fails_is_stored_and_reported_stored(tmp_path: Path) -> None:
+    """A user_input rewrites state.json (run_started_at) after the line is appended: when that
+    rewrite fails (disk full) the append must still report success, or a retry doubles it."""
+    root = tmp_path / "memory"
+    mm, ids = seeded_root(root)
+    with state_json_disk_full():
         event = mm.begin_run("a new task while the disk is full")
     ids.append(event["id"])
     assert any("state.json was not updated" in w for w in mm.store.warnings)
@@ -182,12 +187,7 @@ def test_rotation_while_a_pass_runs_recovers_a_crashed_pass_in_the_archive(
     """A pass died at after_events_replace (its events only in chunks/pending/); a rotation
     taken while another process holds the maintenance slot must not archive them unindexed."""
     root = tmp_path / "memory"
-    mm = MemoryManager(root, small_config())
-    ids = fill(mm, 4)
-    assert mm.save().compacted
-    ids += fill(mm, 3, start=4)
-    crashed = run_child(root, "save", fault="after_events_replace")
-    assert crashed.returncode == 99, crashed.stderr
+    _, ids = crashed_second_pass(root, "after_events_replace")
     assert list((root / "session" / "chunks" / "pending").glob("*.jsonl"))
     write_small_config(root)
     with maintenance_held(root):
@@ -202,12 +202,7 @@ def test_repair_recovers_what_a_crash_left_in_an_archive(tmp_path: Path) -> None
     """An archive rotated by an older version (or a rotation that died after its rename) may
     hold pending evidence: `repair` indexes it."""
     root = tmp_path / "memory"
-    mm = MemoryManager(root, small_config())
-    ids = fill(mm, 4)
-    assert mm.save().compacted
-    ids += fill(mm, 3, start=4)
-    crashed = run_child(root, "save", fault="after_events_replace")
-    assert crashed.returncode == 99, crashed.stderr
+    _, ids = crashed_second_pass(root, "after_events_replace")
     (root / "session_archive").mkdir()
     os.rename(root / "session", root / "session_archive" / "s-old")  # the old rotation
     (root / "session_archive" / "s-old" / "chunks" / ".index.yaml.0123456789ab.tmp").write_text("x")
@@ -270,23 +265,13 @@ def test_an_alias_bomb_index_is_corrupt_for_every_command_and_repair_rebuilds_it
 # --------------------------------------------------------------------------- 10: full disk
 
 
-def test_rotation_that_cannot_start_the_new_session_reports_the_rotation(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_rotation_that_cannot_start_the_new_session_reports_the_rotation(tmp_path: Path) -> None:
     """The rename is the rotation: a full disk afterwards is a warning, and a retry must not
     archive a second, empty session."""
     root = tmp_path / "memory"
     mm, ids = seeded_root(root)
     session_id = mm.status().session_id
-    real_replace = os.replace
-
-    def state_disk_full(src: Any, dst: Any, *args: Any, **kwargs: Any) -> None:
-        if Path(dst).name == "state.json":
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        real_replace(src, dst, *args, **kwargs)
-
-    with monkeypatch.context() as patch:
-        patch.setattr(os, "replace", state_disk_full)
+    with state_json_disk_full():
         result = mm.rotate()
     assert result.closed_session_id == session_id
     assert any("was archived" in w for w in mm.store.warnings)
@@ -478,20 +463,12 @@ def test_an_append_whose_prompt_size_cannot_be_recorded_says_the_events_are_stor
     root = tmp_path / "memory"
     mm, ids = seeded_root(root)
     mm.close()
-    real_replace = os.replace
-
-    def state_disk_full(src: Any, dst: Any, *args: Any, **kwargs: Any) -> None:
-        if Path(dst).name == "state.json":
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        real_replace(src, dst, *args, **kwargs)
-
     monkeypatch.delenv("SESSION_MEMORY_DIR", raising=False)
-    monkeypatch.setattr(os, "replace", state_disk_full)
-    code = cli_main(
-        ["--memory-dir", str(root), "--json", "append", "--type", "assistant_output",
-         "--text", "done", "--prompt-tokens", "1200"]
-    )  # fmt: skip
-    monkeypatch.setattr(os, "replace", real_replace)
+    with state_json_disk_full():
+        code = cli_main(
+            ["--memory-dir", str(root), "--json", "append", "--type", "assistant_output",
+             "--text", "done", "--prompt-tokens", "1200"]
+        )  # fmt: skip
     err = capsys.readouterr().err
     assert code == 1
     assert "appended 1 event(s) (stored: do not append them again)" in err
