@@ -60,3 +60,15 @@ def fill(mm: MemoryManager, turns: int, start: int = 0) -> list[str]:
         )
         ids.append(mm.append({"type": "assistant_output", "content": f"recorded E{n}"})["id"])
     return ids
+
+
+def crashed_second_pass(root: Path, fault: str) -> tuple[MemoryManager, list[str]]:
+    """One clean compaction, three more turns, then a pass in a child process that dies at
+    `fault`, so the crash finds history already indexed; the manager and every appended id."""
+    mm = MemoryManager(root, small_config())
+    ids = fill(mm, 4)
+    assert mm.save().compacted
+    ids += fill(mm, 3, start=4)
+    crashed = run_child(root, "save", fault=fault)
+    assert crashed.returncode == 99, crashed.stderr
+    return mm, ids

@@ -19,7 +19,7 @@ import pytest
 
 from core.manager import MemoryManager
 from inspector.cli import main as cli_main
-from tests.helpers.memory import fill, run_child
+from tests.helpers.memory import crashed_second_pass
 from tests.memory_invariants import assert_each_once
 from tests.reliability._support import small_config, write_small_config
 
@@ -133,12 +133,7 @@ def test_a_pass_cut_off_between_its_index_and_its_chunk_file_loses_nothing(
     folder once after both: a power cut can keep the index and lose the chunk file. The
     pending evidence (deleted only after that sync) must then become the chunk again."""
     root = tmp_path / "memory"
-    mm = MemoryManager(root, small_config())
-    ids = fill(mm, 4)
-    assert mm.save().compacted
-    ids += fill(mm, 3, start=4)
-    crashed = run_child(root, "save", fault="after_index_write")
-    assert crashed.returncode == 99, crashed.stderr
+    mm, ids = crashed_second_pass(root, "after_index_write")
     chunks = root / "session" / "chunks"
     newest = sorted(p for p in chunks.glob("chunk_*.jsonl"))[-1]
     newest.unlink()  # the link that did not reach the disk
