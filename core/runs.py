@@ -63,17 +63,26 @@ ROOT_REQUEST_PLACEHOLDER = "(the first request, kept verbatim at the top of the 
 EARLIER_REQUEST_PLACEHOLDER = "(begun before this range)"
 """A history run whose request is neither in its span nor carried by a synthetic event."""
 
-_SUMMARY_LABELS = (
-    "Goal:",
-    "Constraints & Preferences:",
-    "Progress:",
-    "Key Decisions:",
-    "Next Steps:",
-    "Critical Context:",
-    ORIGINAL_REQUEST_LABEL,
-    "Early progress:",
-    "Context for the retained suffix:",
+HISTORY_SECTIONS = (
+    "Goal",
+    "Constraints & Preferences",
+    "Progress",
+    "Key Decisions",
+    "Next Steps",
+    "Critical Context",
+)
+"""A chunk summary's sections, in order (design: chunk summary layout); each is a `Name:` line."""
+TURN_PREFIX_SECTIONS = ("Original request", "Early progress", "Context for the retained suffix")
+"""A split turn's prefix summary's sections (contract §5); the first is ORIGINAL_REQUEST_LABEL."""
+SUMMARY_LABELS = (
+    *(f"{name}:" for name in HISTORY_SECTIONS),
+    *(f"{name}:" for name in TURN_PREFIX_SECTIONS),
     SPLIT_TURN_MARKER,
+)
+"""Every label line a summary of ours may hold: the one list is_summary_text and the quality
+benchmark's noise check read."""
+_SUMMARY_LABELS = (
+    *SUMMARY_LABELS,
     "# Session History",
     "## Rolling Summary",
     "## Recent Chunks",

@@ -15,6 +15,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from core.runs import SPLIT_TURN_MARKER as SPLIT_MARKER
+from core.runs import SUMMARY_LABELS as SUMMARY_LABELS  # the noise check reads them here
 from core.tokens import estimate_tokens
 
 Event = Mapping[str, Any]
@@ -247,23 +249,7 @@ def split_tool_pairs(places: Mapping[str, Sequence[Event]]) -> list[str]:
 
 # --- summaries -------------------------------------------------------------------------------
 
-SUMMARY_LABELS = (
-    "Turn Context (split turn):",
-    "Original request:",
-    "Early progress:",
-    "Context for the retained suffix:",
-    "Goal:",
-    "Constraints & Preferences:",
-    "Progress:",
-    "Key Decisions:",
-    "Next Steps:",
-    "Critical Context:",
-)
-"""The checkpoint labels of the summary format (design: chunk summary layout), and the split
-turn marker of contract §5."""
-
 _TYPE_TAG = re.compile(r"\((?:system_event|system|summary|compaction)\)\s*-?\s*")
-SPLIT_MARKER = "Turn Context (split turn):"
 
 
 def learned_labels(summaries: Iterable[str]) -> set[str]:

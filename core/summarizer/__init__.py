@@ -38,11 +38,9 @@ from typing import TYPE_CHECKING, Any
 
 from core.errors import ConfigError
 from core.events import Event
-from core.runs import SPLIT_TURN_MARKER
+from core.runs import HISTORY_SECTIONS, SPLIT_TURN_MARKER, TURN_PREFIX_SECTIONS
 from core.summarizer.base import (
-    HISTORY_SECTIONS,
     SPLIT_TURN_SEPARATOR,
-    TURN_PREFIX_SECTIONS,
     Summarizer,
     SummarizerConfigLike,
     SummarizerError,

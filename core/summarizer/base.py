@@ -26,16 +26,6 @@ TOOL_RESULT_READ_CHARS = 2000
 TEXT_READ_CHARS = 8000
 """Other event text is read up to this many characters (a pasted log stays cheap)."""
 
-HISTORY_SECTIONS = (
-    "Goal",
-    "Constraints & Preferences",
-    "Progress",
-    "Key Decisions",
-    "Next Steps",
-    "Critical Context",
-)
-TURN_PREFIX_SECTIONS = ("Original request", "Early progress", "Context for the retained suffix")
-
 
 class SummarizerError(SessionMemoryError):
     """A summarizer backend failed; the maintenance pass falls back to the extractive one."""

@@ -11,12 +11,14 @@ from core.runs import (
     EARLIER_REQUEST_PLACEHOLDER,
     EDITED_LABEL,
     ERROR_LABEL,
+    HISTORY_SECTIONS,
     OUTCOME_LABEL,
     RAN_LABEL,
     READ_LABEL,
     REQUEST_LABEL,
     ROOT_REQUEST_PLACEHOLDER,
     TOOLS_LABEL,
+    TURN_PREFIX_SECTIONS,
     Run,
     call_arguments,
     identifier_sources,
@@ -27,7 +29,6 @@ from core.runs import (
 from core.summarizer.base import (
     TEXT_READ_CHARS,
     TOOL_RESULT_READ_CHARS,
-    TURN_PREFIX_SECTIONS,
     SummaryKind,
     args_short,
 )
@@ -53,14 +54,7 @@ from core.tokens import estimate_tokens, fit_tokens
 
 # --------------------------------------------------------------------------- extractive
 
-HISTORY_LAYOUT = (
-    ("Goal", "Goal:"),
-    ("Constraints & Preferences", "Constraints & Preferences:"),
-    ("Progress", "Progress:"),
-    ("Key Decisions", "Key Decisions:"),
-    ("Next Steps", "Next Steps:"),
-    ("Critical Context", "Critical Context:"),
-)
+HISTORY_LAYOUT = tuple((key, f"{key}:") for key in HISTORY_SECTIONS)
 TURN_PREFIX_LAYOUT = tuple((key, f"{key}:") for key in TURN_PREFIX_SECTIONS)
 PATHS_PER_LINE = 8
 COMMANDS_PER_LINE = 3
