@@ -173,15 +173,17 @@ def identifiers(text: str) -> set[str]:
     return out
 
 
-def _argument_strings(value: Any) -> Iterable[str]:
+def _argument_strings(value: Any, limit: int | None = ARGUMENT_VALUE_CHARS) -> Iterable[str]:
+    """Every string in a tool call's arguments, nested ones too, each cut to `limit`
+    characters (None: whole)."""
     if isinstance(value, str):
-        yield value[:ARGUMENT_VALUE_CHARS]
+        yield value[:limit]
     elif isinstance(value, Mapping):
         for v in value.values():
-            yield from _argument_strings(v)
+            yield from _argument_strings(v, limit)
     elif isinstance(value, list):
         for v in value:
-            yield from _argument_strings(v)
+            yield from _argument_strings(v, limit)
 
 
 def said_identifiers(event: Event) -> set[str]:
@@ -350,19 +352,8 @@ def full_text(event: Event) -> str:
     parts = [event_text(event), str(event.get("name") or "")]
     args = event.get("arguments")
     if args is not None:
-        parts.extend(_argument_strings_full(args))
+        parts.extend(_argument_strings(args, None))
     return "\n".join(parts)
-
-
-def _argument_strings_full(value: Any) -> Iterable[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for v in value.values():
-            yield from _argument_strings_full(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _argument_strings_full(v)
 
 
 def unique_identifiers(chunks: Mapping[str, Sequence[Event]]) -> dict[str, str]:
