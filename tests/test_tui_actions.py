@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from core.chunks import read_index
 from core.manager import MemoryManager
 from inspector.actions import MAINTENANCE, maintain
 from inspector.widgets.activity_log import ActivityLog
-from tests.helpers.tui import SIZE, make, settle, until
+from inspector.widgets.hot_window import HotWindow
+from tests.helpers.tui import SIZE, events_on_disk, make, settle, until
 from tests.tui_fixtures import CONFIG
 
 
@@ -18,14 +20,17 @@ def _maintenance_lines(log: list[str]) -> list[str]:
     ]
 
 
-async def test_maintenance_reports_its_own_pass_and_no_later_one(basic: Path) -> None:
+async def test_maintenance_compacts_logs_and_reports_its_own_pass_only(basic: Path) -> None:
     app = make(basic)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         await pilot.press("m")
         await settle(app, pilot)
         await until(pilot, lambda: app.status.chunk_count == 2)
+        assert len(read_index(MemoryManager(basic, CONFIG).paths).entries) == 2
         log = app.query_one(ActivityLog).lines_written
+        assert any("compaction chunk_0002" in line and "summarizer" in line for line in log)
+        assert app.query_one(HotWindow).snapshot.length == len(events_on_disk(basic))
         await until(pilot, lambda: len(_maintenance_lines(log)) == 1)
         assert "compaction chunk_0002" in _maintenance_lines(log)[0]
         assert app.probe.actions_run.count("maintenance") == 1

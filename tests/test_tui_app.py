@@ -8,7 +8,6 @@ Tests that watch files wait for another process's write with a deadline loop ove
 from __future__ import annotations
 
 import itertools
-import json
 import os
 import re
 import time
@@ -38,6 +37,7 @@ from tests.cli_util import cli_ok
 from tests.helpers.tui import (
     SIZE,
     burst,
+    events_on_disk,
     footer_keys,
     make,
     screen_text,
@@ -48,11 +48,6 @@ from tests.helpers.tui import (
     widget_text,
 )
 from tests.tui_fixtures import CONFIG, FIXED_SESSION, build_basic, build_big, build_with_archive
-
-
-def events_on_disk(root: Path) -> list[dict[str, object]]:
-    lines = (root / "session" / "events.jsonl").read_text(encoding="utf-8").splitlines()
-    return [json.loads(line) for line in lines if line.strip()]
 
 
 async def test_hot_window_shows_every_event_with_header_and_marks(basic: Path) -> None:
@@ -203,19 +198,6 @@ async def test_what_if_inputs_readable_at_80x24_and_bad_numbers_explained(basic:
         assert "is not a whole number" not in message() and "hot_window_events: 0" in message()
         assert "✗ hot_window_events" in text_in(app.query_one(PlanPanel))
         assert app.preview is not None and app.preview.plan.keep_recent_tokens == 20
-
-
-async def test_maintenance_compacts_and_logs_timings(basic: Path) -> None:
-    app = make(basic)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        await pilot.press("m")
-        await settle(app, pilot)
-        await until(pilot, lambda: app.status.chunk_count == 2)
-        assert len(read_index(MemoryManager(basic, CONFIG).paths).entries) == 2
-        log = app.query_one(ActivityLog).lines_written
-        assert any("compaction chunk_0002" in line and "summarizer" in line for line in log)
-        assert app.query_one(HotWindow).snapshot.length == len(events_on_disk(basic))
 
 
 async def test_force_compaction_with_focus(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ back as text) is for tests about the look: what fits on a line at a given termin
 from __future__ import annotations
 
 import html
+import json
 import re
 import time
 from collections.abc import AsyncIterator, Callable
@@ -47,6 +48,13 @@ def make(root: Path, **kw: Any) -> InspectorApp:
     # for ~0.4 s): with none, each state is the end state at once, and the suite runs faster.
     app.animation_level = "none"
     return app
+
+
+def events_on_disk(root: Path) -> list[dict[str, object]]:
+    """The active session's events as written in `root/session/events.jsonl` (what the hot
+    window must show), read without the inspector's code."""
+    lines = (root / "session" / "events.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
 
 
 async def settle(app: App[Any], pilot: Pilot[Any]) -> None:
