@@ -5,9 +5,12 @@ themselves. Asserted on widget state (columns, widths, the help's text), not on 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rich.text import Text
+from textual.app import App
+from textual.pilot import Pilot
 from textual.widgets import DataTable
 
 from inspector.screens.help_screen import (
@@ -33,6 +36,16 @@ def assert_no_cell_cut(table: DataTable[Text]) -> None:
     row_width = sum(c.get_render_width(table) for c in table.ordered_columns)
     assert row_width <= table.scrollable_content_region.width
     assert table.virtual_size.width <= table.scrollable_content_region.width
+
+
+async def table_on_tab(
+    app: App[Any], pilot: Pilot[Any], key: str, table_id: str
+) -> DataTable[Text]:
+    """The table of the tab `key` opens, once the app and the tab have read their files."""
+    await settle(app, pilot)
+    await pilot.press(key)
+    await settle(app, pilot)
+    return app.query_one(table_id, DataTable)
 
 
 # -- fit_columns (pure) ------------------------------------------------------------------------
@@ -76,10 +89,7 @@ def test_fit_drops_shortens_and_shrinks_in_priority_order() -> None:
 async def test_chunks_table_fits_narrow_screens(basic: Path, size: tuple[int, int]) -> None:
     app = make(basic)
     async with app.run_test(size=size) as pilot:
-        await settle(app, pilot)
-        await pilot.press("2")
-        await settle(app, pilot)
-        table: DataTable[Text] = app.query_one("#chunks-table", DataTable)
+        table = await table_on_tab(app, pilot, "2", "#chunks-table")
         assert table.row_count == 1
         assert_no_cell_cut(table)
         shown = labels(table)
@@ -97,10 +107,7 @@ async def test_chunks_table_keeps_every_column_when_wide_and_refits_on_resize(
 ) -> None:
     app = make(basic)
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
-        await pilot.press("2")
-        await settle(app, pilot)
-        table: DataTable[Text] = app.query_one("#chunks-table", DataTable)
+        table = await table_on_tab(app, pilot, "2", "#chunks-table")
         assert len(labels(table)) == 10 and labels(table)[-1] == "last id"
         await pilot.resize_terminal(80, 24)
         await settle(app, pilot)
@@ -115,10 +122,7 @@ async def test_archive_table_keeps_id_and_request_on_narrow_screens(
 ) -> None:
     app = make(build_with_archive(tmp_path / "m"))
     async with app.run_test(size=size) as pilot:
-        await settle(app, pilot)
-        await pilot.press("6")
-        await settle(app, pilot)
-        table: DataTable[Text] = app.query_one("#archive-table", DataTable)
+        table = await table_on_tab(app, pilot, "6", "#archive-table")
         assert table.row_count == 1
         assert_no_cell_cut(table)
         shown = labels(table)
@@ -135,10 +139,7 @@ async def test_archive_table_keeps_id_and_request_on_narrow_screens(
 async def test_archive_table_at_120_columns_is_unchanged(tmp_path: Path) -> None:
     app = make(build_with_archive(tmp_path / "m"))
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
-        await pilot.press("6")
-        await settle(app, pilot)
-        table: DataTable[Text] = app.query_one("#archive-table", DataTable)
+        table = await table_on_tab(app, pilot, "6", "#archive-table")
         assert labels(table) == [
             "session id",
             "created",
