@@ -160,3 +160,51 @@ def test_cut_meta_in_words_for_the_table_and_in_full_for_the_detail() -> None:
         "[@click=app.quit]x[/]",  # unknown fields shown, literally
     ):
         assert expected in detail, (expected, detail)
+
+
+def test_widget_messages_are_dataclasses_with_textual_handler_names() -> None:
+    """The app's and the widgets' own handlers are found by name (`on_demo_controls_stepped`)
+    or by `@on(...)`: a dataclass message keeps the name Textual derives from its nesting, and
+    bubbles up to the app."""
+    import dataclasses
+
+    from textual.message import Message
+
+    from inspector.widgets.archive_view import ArchiveView
+    from inspector.widgets.chunks_view import ChunksView
+    from inspector.widgets.demo_controls import DemoControls
+    from inspector.widgets.hot_window import HotWindow
+    from inspector.widgets.plan_panel import PlanPanel
+    from inspector.widgets.prompt_view import PromptView
+    from inspector.widgets.recall_view import RecallView
+    from inspector.widgets.summary_view import SummaryView
+    from inspector.widgets.text_document import TextDocument
+
+    widgets = [
+        ArchiveView,
+        ChunksView,
+        DemoControls,
+        HotWindow,
+        PlanPanel,
+        PromptView,
+        RecallView,
+        SummaryView,
+        TextDocument,
+    ]
+    found: dict[str, type[Message]] = {}
+    for widget in widgets:
+        for name, value in vars(widget).items():
+            if isinstance(value, type) and issubclass(value, Message):
+                found[f"{widget.__name__}.{name}"] = value
+    assert len(found) == 20, sorted(found)
+    for qualname, message in found.items():
+        assert message.bubble and "__init__" in vars(message), qualname
+        assert dataclasses.is_dataclass(message), qualname
+    assert HotWindow.RowHighlighted.handler_name == "on_hot_window_row_highlighted"
+    assert DemoControls.Stepped.handler_name == "on_demo_controls_stepped"
+    assert ArchiveView.OpenArchive.handler_name == "on_archive_view_open_archive"
+    stepped = DemoControls.Stepped(3, "a step", 1.5, done=True)
+    assert (stepped.number, stepped.done, stepped.detail, stepped.kind) == (3, True, {}, None)
+    with pytest.raises(TypeError):
+        DemoControls.Stepped(3, "a step", 1.5, True)  # type: ignore[call-arg]  # done: keyword-only
+    assert ArchiveView._Loaded([], "unreadable").requests == {}

@@ -27,6 +27,7 @@ Styles: inspector/styles/widgets/archive_view.tcss.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
@@ -105,25 +106,21 @@ class ArchiveView(SessionView):
         Binding("f,ctrl+f", "focus_filter", "Filter", show=False, id="archive.filter"),
     ]
 
+    @dataclass(eq=False)
     class OpenArchive(Message):
         """The person asked to open a closed session (read-only)."""
 
-        def __init__(self, session_id: str, path: Path) -> None:
-            super().__init__()
-            self.session_id = session_id
-            self.path = path
+        session_id: str
+        path: Path
 
+    @dataclass(eq=False)
     class _Loaded(Message):
-        def __init__(
-            self,
-            archives: list[ArchiveInfo],
-            error: str | None,
-            requests: dict[str, str] | None = None,
-        ) -> None:
-            super().__init__()
-            self.archives = archives
-            self.error = error
-            self.requests = requests or {}
+        """The archives listed by the reload worker (or why they could not be)."""
+
+        archives: list[ArchiveInfo]
+        error: str | None
+        requests: dict[str, str] = field(default_factory=dict)
+        """Session id -> its first request, for the list's preview column."""
 
     def __init__(
         self, *, name: str | None = None, id: str | None = None, classes: str | None = None

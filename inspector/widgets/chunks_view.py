@@ -510,39 +510,31 @@ class ChunksView(SessionView):
 
     COLUMNS = tuple(column.label for column in CHUNK_COLUMNS)
 
+    @dataclass(eq=False)
     class ChunkHighlighted(Message):
         """The cursor moved onto a chunk (or pending evidence) row."""
 
-        def __init__(self, chunk_id: str, source: str) -> None:
-            super().__init__()
-            self.chunk_id = chunk_id
-            self.source = source
+        chunk_id: str
+        source: str
 
+    @dataclass(eq=False)
     class _EventsLoaded(Message):
-        def __init__(
-            self,
-            key: str,
-            events: list[dict[str, Any]],
-            bad_lines: int,
-            error: str | None,
-            analysis: ChunkAnalysis | None = None,
-        ) -> None:
-            super().__init__()
-            self.key = key
-            self.events = events
-            self.bad_lines = bad_lines
-            self.error = error
-            self.analysis = analysis
+        """A chunk's events read for the detail pane (or why they could not be)."""
 
+        key: str
+        events: list[dict[str, Any]]
+        bad_lines: int
+        error: str | None
+        analysis: ChunkAnalysis | None = None
+
+    @dataclass(eq=False)
     class _DataLoaded(Message):
-        def __init__(
-            self, prepared: _Prepared, final: bool, drawn: threading.Event | None = None
-        ) -> None:
-            super().__init__()
-            self.prepared = prepared
-            self.final = final
-            self.drawn = drawn
-            """Set once the rows were drawn (the worker waits for it before reading on)."""
+        """Rows for the table: the first screenful, then (`final`) all of them."""
+
+        prepared: _Prepared
+        final: bool
+        drawn: threading.Event | None = None
+        """Set once the rows were drawn (the worker waits for it before reading on)."""
 
     def __init__(
         self, *, name: str | None = None, id: str | None = None, classes: str | None = None

@@ -16,6 +16,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator, Mapping
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from rich.text import Text
@@ -74,24 +75,17 @@ def compaction_line(result: Mapping[str, Any]) -> str | None:
 class DemoControls(Horizontal):
     """One line: play state, progress, the latest step, and a pace input (seconds per step)."""
 
+    @dataclass(eq=False)
     class Stepped(Message):
-        def __init__(
-            self,
-            number: int,
-            description: str | None,
-            elapsed_ms: float,
-            *,
-            done: bool = False,
-            kind: str | None = None,
-            detail: Mapping[str, Any] | None = None,
-        ) -> None:
-            super().__init__()
-            self.done = done
-            self.number = number
-            self.description = description
-            self.elapsed_ms = elapsed_ms
-            self.kind = kind
-            self.detail: Mapping[str, Any] = detail or {}
+        """The player took a step (`done`: the scenario is over)."""
+
+        number: int
+        description: str | None
+        elapsed_ms: float
+        _: KW_ONLY
+        done: bool = False
+        kind: str | None = None
+        detail: Mapping[str, Any] = field(default_factory=dict)
 
         @property
         def compaction(self) -> str | None:
@@ -99,15 +93,17 @@ class DemoControls(Horizontal):
             result = self.detail.get("pass")
             return compaction_line(result) if isinstance(result, Mapping) else None
 
+    @dataclass(eq=False)
     class Failed(Message):
-        def __init__(self, error: str) -> None:
-            super().__init__()
-            self.error = error
+        """A step raised: the player stops."""
 
+        error: str
+
+    @dataclass(eq=False)
     class Estimated(Message):
-        def __init__(self, total: int) -> None:
-            super().__init__()
-            self.total = total
+        """How many steps the scenario has (for the progress counter)."""
+
+        total: int
 
     def __init__(
         self,
@@ -243,7 +239,7 @@ class DemoControls(Horizontal):
                 elapsed,
                 done=done,
                 kind=kind if isinstance(kind, str) else None,
-                detail=detail if isinstance(detail, Mapping) else None,
+                detail=detail if isinstance(detail, Mapping) else {},
             )
         )
         return not done

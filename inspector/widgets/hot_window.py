@@ -146,18 +146,18 @@ class HotWindow(ScrollView, can_focus=True):
     follow: reactive[bool] = reactive(True)
     show_preview: reactive[bool] = reactive(False)
 
+    @dataclass(eq=False)
     class RowHighlighted(Message):
         """The cursor moved to `row` (None: the list is empty)."""
 
-        def __init__(self, row: Row | None, snapshot: HotWindowSnapshot) -> None:
-            super().__init__()
-            self.row = row
-            self.snapshot = snapshot
+        row: Row | None
+        snapshot: HotWindowSnapshot
 
+    @dataclass(eq=False)
     class FollowChanged(Message):
-        def __init__(self, follow: bool) -> None:
-            super().__init__()
-            self.follow = follow
+        """Follow mode (the cursor stays on the newest row) was turned on or off."""
+
+        follow: bool
 
     def __init__(
         self, *, name: str | None = None, id: str | None = None, classes: str | None = None

@@ -121,10 +121,11 @@ class PlanPanel(Vertical):
     fields take every printable key, so the app's letter keys cannot run and are not shown);
     the footer adds ctrl+q."""
 
+    @dataclass(eq=False)
     class WhatIfChanged(Message):
-        def __init__(self, what_if: WhatIf) -> None:
-            super().__init__()
-            self.what_if = what_if
+        """The what-if values were edited (the app re-plans with them; nothing is written)."""
+
+        what_if: WhatIf
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)

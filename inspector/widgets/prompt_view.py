@@ -29,6 +29,7 @@ Text, controls visible.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -111,28 +112,22 @@ class PromptView(SessionView):
         Binding("escape", "focus_table", "Back to table", show=False, id="prompt.back"),
     ]
 
+    @dataclass(eq=False)
     class Built(Message):
         """A prompt was assembled and is now shown."""
 
-        def __init__(self, total_tokens: int, context_window: int, message_count: int) -> None:
-            super().__init__()
-            self.total_tokens = total_tokens
-            self.context_window = context_window
-            self.message_count = message_count
+        total_tokens: int
+        context_window: int
+        message_count: int
 
+    @dataclass(eq=False)
     class _Loaded(Message):
-        def __init__(
-            self,
-            messages: list[dict[str, Any]],
-            window: int,
-            percent: float | None,
-            error: str | None,
-        ) -> None:
-            super().__init__()
-            self.messages = messages
-            self.window = window
-            self.percent = percent
-            self.error = error
+        """The prompt built by the worker (or why it could not be)."""
+
+        messages: list[dict[str, Any]]
+        window: int
+        percent: float | None
+        error: str | None
 
     def __init__(
         self,

@@ -31,6 +31,7 @@ Styles: inspector/styles/widgets/recall_view.tcss.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.text import Text
@@ -129,33 +130,24 @@ class RecallView(SessionView):
     """(key, shown as, what) for the footer while the search field has the keyboard (the
     field takes every printable key, so the app's letter keys are not shown then)."""
 
+    @dataclass(eq=False)
     class Searched(Message):
         """A search finished (or failed)."""
 
-        def __init__(
-            self,
-            query: str,
-            result_count: int,
-            pending_chunks_recalled: int,
-            elapsed_ms: float | None,
-            error: str | None,
-        ) -> None:
-            super().__init__()
-            self.query = query
-            self.result_count = result_count
-            self.pending_chunks_recalled = pending_chunks_recalled
-            self.elapsed_ms = elapsed_ms
-            self.error = error
+        query: str
+        result_count: int
+        pending_chunks_recalled: int
+        elapsed_ms: float | None
+        error: str | None
 
+    @dataclass(eq=False)
     class _Done(Message):
-        def __init__(
-            self, query: str, result: RecallResult | None, error: str | None, elapsed_ms: float
-        ) -> None:
-            super().__init__()
-            self.query = query
-            self.result = result
-            self.error = error
-            self.elapsed_ms = elapsed_ms
+        """The search worker's result (or why it failed)."""
+
+        query: str
+        result: RecallResult | None
+        error: str | None
+        elapsed_ms: float
 
     def __init__(
         self,

@@ -237,42 +237,30 @@ class SummaryView(SessionView):
         Binding("A", "toggle_file", "Archive", id="summary.file"),
     ]
 
+    @dataclass(eq=False)
     class Shown(Message):
         """A new text (or file / raw choice) is on screen."""
 
+    @dataclass(eq=False)
     class _Loaded(Message):
-        def __init__(
-            self,
-            summary_md: str | None,
-            archive_md: str | None,
-            cap: int,
-            error: str | None,
-            bound: int | None,
-        ) -> None:
-            super().__init__()
-            self.summary_md = summary_md
-            self.archive_md = archive_md
-            self.cap = cap
-            self.error = error
-            self.bound = bound
+        """summary.md and the archive's summary as read by the worker (or the errors)."""
 
+        summary_md: str | None
+        archive_md: str | None
+        cap: int
+        error: str | None
+        bound: int | None
+
+    @dataclass(eq=False)
     class _Prepared(Message):
-        def __init__(
-            self,
-            generation: int,
-            lines: list[DocLine],
-            rows: list[Row],
-            width: int,
-            facts: dict[str, FileFacts],
-            partial: bool = False,
-        ) -> None:
-            super().__init__()
-            self.partial = partial
-            self.generation = generation
-            self.lines = lines
-            self.rows = rows
-            self.width = width
-            self.facts = facts
+        """Lines and wrapped rows for the document (`partial`: the first screenful only)."""
+
+        generation: int
+        lines: list[DocLine]
+        rows: list[Row]
+        width: int
+        facts: dict[str, FileFacts]
+        partial: bool = False
 
     def __init__(
         self, *, name: str | None = None, id: str | None = None, classes: str | None = None

@@ -21,6 +21,7 @@ on it instead of sleeping.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import ClassVar, NamedTuple
 
 from rich.cells import cell_len
@@ -114,13 +115,12 @@ class TextDocument(ScrollView, can_focus=True):
         Binding("end", "scroll_end", "End", show=False),
     ]
 
+    @dataclass(eq=False)
     class Wrapped(Message):
         """Rows for a new text or width are on screen."""
 
-        def __init__(self, document: TextDocument, rows: int) -> None:
-            super().__init__()
-            self.document = document
-            self.rows = rows
+        document: TextDocument
+        rows: int
 
     def __init__(
         self, *, name: str | None = None, id: str | None = None, classes: str | None = None
@@ -169,12 +169,13 @@ class TextDocument(ScrollView, can_focus=True):
         if width and width != self._width and self._lines:
             self._rewrap(self._lines, width, self._generation)
 
+    @dataclass(eq=False)
     class _Rewrapped(Message):
-        def __init__(self, rows: list[Row], width: int, generation: int) -> None:
-            super().__init__()
-            self.rows = rows
-            self.width = width
-            self.generation = generation
+        """Rows wrapped to a new width by the worker (dropped if `generation` is stale)."""
+
+        rows: list[Row]
+        width: int
+        generation: int
 
     @work(thread=True, exclusive=True, group="text-document-wrap")
     def _rewrap(self, lines: list[DocLine], width: int, generation: int) -> None:
