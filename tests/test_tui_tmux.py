@@ -31,8 +31,12 @@ pytestmark = [
 
 
 class Tmux:
-    def __init__(self, socket: str) -> None:
+    """A tmux server of its own (its socket) running the inspector in a pane named inspector."""
+
+    def __init__(self, socket: str, status_file: Path) -> None:
         self.socket = socket
+        self.status_file = status_file
+        """Where the pane writes the inspector's exit status once it has quit."""
 
     def run(self, *args: str, check: bool = True) -> str:
         out = subprocess.run(
@@ -57,10 +61,31 @@ class Tmux:
             time.sleep(0.05)  # polling interval of the deadline loop, not synchronisation
         raise AssertionError(f"screen never matched; last capture:\n{screen}")
 
+    def start_inspector(self, root: Path, width: int, height: int) -> None:
+        """`python -m inspector --memory-dir root tui` in a detached width×height pane."""
+        app_cmd = (
+            f"cd {shlex.quote(str(REPO))} && "
+            # COLUMNS/LINES inherited from the test runner would override the pane's real size.
+            f"env -u COLUMNS -u LINES {shlex.quote(sys.executable)} -m inspector "
+            f"--memory-dir {shlex.quote(str(root))} tui; "
+            f"echo $? > {shlex.quote(str(self.status_file))}"
+        )
+        env_args = ["-e", "TERM=xterm-256color"] if os.environ.get("TERM") is None else []
+        size = ["-x", str(width), "-y", str(height)]
+        self.run("new-session", "-d", "-s", "inspector", *size, *env_args, app_cmd)
+
+    def quit_inspector(self) -> str:
+        """Press ctrl+q and return the inspector's exit status ("" if it never exits)."""
+        self.run("send-keys", "-t", "inspector", "C-q")
+        deadline = time.monotonic() + 20
+        while not self.status_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)  # polling interval of the deadline loop, not synchronisation
+        return self.status_file.read_text().strip() if self.status_file.exists() else ""
+
 
 @pytest.fixture
 def tmux(tmp_path: Path) -> Iterator[Tmux]:
-    t = Tmux(f"inspector-test-{uuid.uuid4().hex[:8]}")
+    t = Tmux(f"inspector-test-{uuid.uuid4().hex[:8]}", tmp_path / "exit-status")
     yield t
     t.run("kill-server", check=False)
 
@@ -69,16 +94,7 @@ def test_inspector_in_tmux_sees_other_processes_and_quits_cleanly(
     tmux: Tmux, tmp_path: Path
 ) -> None:
     root = build_basic(tmp_path / "m")
-    status_file = tmp_path / "exit-status"
-    app_cmd = (
-        f"cd {shlex.quote(str(REPO))} && "
-        # COLUMNS/LINES inherited from the test runner would override the pane's real size.
-        f"env -u COLUMNS -u LINES {shlex.quote(sys.executable)} -m inspector "
-        f"--memory-dir {shlex.quote(str(root))} tui; "
-        f"echo $? > {shlex.quote(str(status_file))}"
-    )
-    env_args = ["-e", "TERM=xterm-256color"] if os.environ.get("TERM") is None else []
-    tmux.run("new-session", "-d", "-s", "inspector", "-x", "120", "-y", "40", *env_args, app_cmd)
+    tmux.start_inspector(root, 120, 40)
     tmux.wait_for(lambda s: "ev_0112" in s and "chunks 1" in s)
 
     cli_ok(root, "append", "--type", "user_input", "--text", "hello-from-tmux-test")
@@ -99,11 +115,7 @@ def test_inspector_in_tmux_sees_other_processes_and_quits_cleanly(
     lines = (root / "session" / "events.jsonl").read_text(encoding="utf-8").splitlines()
     assert '"typed-in-tmux"' in lines[-1]
 
-    tmux.run("send-keys", "-t", "inspector", "C-q")
-    deadline = time.monotonic() + 20
-    while not status_file.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert status_file.read_text().strip() == "0"
+    assert tmux.quit_inspector() == "0"
 
 
 def test_summary_tab_follows_passes_and_help_and_narrow_screen_in_tmux(
@@ -112,15 +124,7 @@ def test_summary_tab_follows_passes_and_help_and_narrow_screen_in_tmux(
     """Issue 13 in a real terminal: with the Summary tab open, a pass by another process
     reaches the header and the tab at once; ? explains, esc closes; at 60×20 all tabs show."""
     root = build_basic(tmp_path / "m")
-    status_file = tmp_path / "exit-status"
-    app_cmd = (
-        f"cd {shlex.quote(str(REPO))} && "
-        f"env -u COLUMNS -u LINES {shlex.quote(sys.executable)} -m inspector "
-        f"--memory-dir {shlex.quote(str(root))} tui; "
-        f"echo $? > {shlex.quote(str(status_file))}"
-    )
-    env_args = ["-e", "TERM=xterm-256color"] if os.environ.get("TERM") is None else []
-    tmux.run("new-session", "-d", "-s", "inspector", "-x", "80", "-y", "24", *env_args, app_cmd)
+    tmux.start_inspector(root, 80, 24)
     tmux.wait_for(lambda s: "chunks 1" in s)
     tmux.run("send-keys", "-t", "inspector", "3")
     tmux.wait_for(lambda s: "Rolling Summary" in s and "bound" in s and "chunk_0001" in s)
@@ -138,8 +142,4 @@ def test_summary_tab_follows_passes_and_help_and_narrow_screen_in_tmux(
     tmux.run("resize-window", "-t", "inspector", "-x", "60", "-y", "20")
     tmux.wait_for(lambda s: "1 Hot" in s and "7 Act" in s)
 
-    tmux.run("send-keys", "-t", "inspector", "C-q")
-    deadline = time.monotonic() + 20
-    while not status_file.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert status_file.read_text().strip() == "0"
+    assert tmux.quit_inspector() == "0"
