@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from rich.cells import cell_len
-from textual.widgets import Input, TabbedContent, Tabs
+from textual.widgets import Input, TabbedContent
 
 from core.chunks import read_index
 from core.manager import MemoryManager
@@ -738,15 +738,3 @@ async def test_60x20_every_tab_reachable_and_legible(basic: Path) -> None:
         await pilot.press("7")
         await settle(app, pilot)
         assert app.query_one(TabbedContent).active == "activity"
-
-
-async def test_80x24_chunks_table_shows_the_tokens_column(basic: Path) -> None:
-    app = make(basic)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(app, pilot)
-        await pilot.press("2")
-        await settle(app, pilot)
-        table = text_in(app.query_one(ChunksView))
-        assert "tok before→after" in table and "chunk_0001" in table
-        tabs = text_in(app.query_one(Tabs))
-        assert "1 Hot" in tabs and "7 Activity" in tabs

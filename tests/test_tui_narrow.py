@@ -11,7 +11,7 @@ import pytest
 from rich.text import Text
 from textual.app import App
 from textual.pilot import Pilot
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Tabs
 
 from inspector.screens.help_screen import (
     CLOSING,
@@ -22,7 +22,8 @@ from inspector.screens.help_screen import (
     wrap_words,
 )
 from inspector.tables import CELL_PADDING, WIDE_TABLE, Column, fit_columns
-from tests.helpers.tui import make, settle
+from inspector.widgets.chunks_view import ChunksView
+from tests.helpers.tui import make, settle, text_in
 from tests.tui_fixtures import build_with_archive
 
 
@@ -100,6 +101,13 @@ async def test_chunks_table_fits_narrow_screens(basic: Path, size: tuple[int, in
             assert shown[:5] == ["chunk id", "source", "events", "split", "tok b→a"]
         row = [cell.plain for cell in table.get_row_at(0)]
         assert row[0] == "chunk_0001" and "192→186" in row
+        # Drawn, not only laid out: the tokens column's label and the row are on screen, and
+        # so is every tab.
+        drawn = text_in(app.query_one(ChunksView))
+        assert shown[4] in drawn and "chunk_0001" in drawn
+        if size[0] == 80:
+            tabs = text_in(app.query_one(Tabs))
+            assert "1 Hot" in tabs and "7 Activity" in tabs
 
 
 async def test_chunks_table_keeps_every_column_when_wide_and_refits_on_resize(
