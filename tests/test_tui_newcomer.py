@@ -45,7 +45,9 @@ def footer_line(app: InspectorApp) -> str:
 
 
 @pytest.mark.parametrize("size", [(120, 40), (80, 24), (60, 20)])
-async def test_what_if_footer_shows_the_fields_keys(basic: Path, size: tuple[int, int]) -> None:
+async def test_what_if_shows_its_fields_and_their_keys(basic: Path, size: tuple[int, int]) -> None:
+    """At every size: the three fields on screen (the hint gives way when small; the footer
+    has the same keys), the footer's keys for them as entries of their own, none off screen."""
     app = make(basic)
     async with app.run_test(size=size) as pilot:
         await settle(app, pilot)
@@ -55,11 +57,21 @@ async def test_what_if_footer_shows_the_fields_keys(basic: Path, size: tuple[int
         assert isinstance(focused, Input) and any(
             isinstance(a, PlanPanel) for a in focused.ancestors
         )
+        text = screen_text(app)  # the look: on the screen, not scrolled out of the panel
+        for label in ("keep_recent_tokens", "hot_window_events", "prompt tokens"):
+            assert label in text, text
         footer = footer_line(app)
         for key in ("0-9 number", "↑↓ field", "tab next field", "esc back"):
             assert key in footer, footer
         keys = [w for w in app.query_one(InspectorFooter).children if w.region.area > 0]
         assert all(w.region.right <= size[0] for w in keys), "a footer entry runs off the screen"
+        # The footer's entries, not text drawn over it: each is a widget of its own.
+        entries = app.query_one(InspectorFooter).children
+        shown = [str(getattr(w, "key_display", "")) for w in entries]
+        assert shown[:4] == ["0-9", "↑↓", "tab", "esc"], shown
+        right = [w.region.right for w in entries]
+        lefts = [w.region.x for w in entries]
+        assert all(r <= nxt for r, nxt in zip(right, lefts[1:], strict=False)), (lefts, right)
         # Moving between fields keeps them; the digits typed go into the field.
         await pilot.press("down", "1", "2")
         await settle(app, pilot)
@@ -70,21 +82,6 @@ async def test_what_if_footer_shows_the_fields_keys(basic: Path, size: tuple[int
         await settle(app, pilot)
         footer = footer_line(app)
         assert "q Quit" in footer and "esc back" not in footer, footer
-
-
-async def test_what_if_footer_keys_are_real_footer_entries(basic: Path) -> None:
-    """The footer's entries, not text drawn over it: each is a widget of its own."""
-    app = make(basic)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(app, pilot)
-        await pilot.press("w")
-        await settle(app, pilot)
-        footer = app.query_one(InspectorFooter)
-        shown = [str(getattr(w, "key_display", "")) for w in footer.children]
-        assert shown[:4] == ["0-9", "↑↓", "tab", "esc"], shown
-        right = [w.region.right for w in footer.children]
-        lefts = [w.region.x for w in footer.children]
-        assert all(r <= nxt for r, nxt in zip(right, lefts[1:], strict=False)), (lefts, right)
 
 
 async def test_recall_tab_gives_its_search_field_the_keyboard(basic: Path) -> None:
@@ -187,19 +184,6 @@ async def test_write_keys_on_an_archived_session_say_why(tmp_path: Path) -> None
         notes = [str(n.message) for n in app._notifications]
         assert any("archive" in n for n in notes), notes
         assert "compact" not in app.probe.actions_run
-
-
-@pytest.mark.parametrize("size", [(80, 24), (60, 20)])
-async def test_what_if_fields_all_on_screen_when_small(basic: Path, size: tuple[int, int]) -> None:
-    """The hint gives way (the footer has the same keys) so all three fields can be seen."""
-    app = make(basic)
-    async with app.run_test(size=size) as pilot:
-        await settle(app, pilot)
-        await pilot.press("w")
-        await settle(app, pilot)
-        text = screen_text(app)  # the look: on the screen, not scrolled out of the panel
-        for label in ("keep_recent_tokens", "hot_window_events", "prompt tokens"):
-            assert label in text, text
 
 
 def test_header_counts_at_60_columns_keep_follow_whole() -> None:
