@@ -13,6 +13,7 @@ import os
 import re
 import secrets
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 from core.errors import StoreError
@@ -141,19 +142,33 @@ def stage_bytes(path: Path | str, data: bytes) -> Path:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
     except OSError as exc:
         raise StoreError(f"cannot write {target}: {_reason(exc)}") from exc
-    try:
+    with _removed_on_failure(tmp, target):
         try:
             write_all(fd, data)
             os.fsync(fd)
         finally:
             os.close(fd)
+    return tmp
+
+
+def publish(tmp: Path | str, path: Path | str) -> None:
+    """Rename the staged `tmp` over `path` (the folder is not fsynced: the caller does it,
+    at once or once after several renames). StoreError naming `path`, `tmp` gone, on failure."""
+    with _removed_on_failure(tmp, path):
+        os.replace(tmp, path)
+
+
+@contextlib.contextmanager
+def _removed_on_failure(tmp: Path | str, target: Path | str) -> Iterator[None]:
+    """Remove `tmp` when the block fails; an OSError becomes one StoreError naming `target`."""
+    try:
+        yield
     except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         if isinstance(exc, OSError):
             raise StoreError(f"cannot write {target}: {_reason(exc)}") from exc
         raise
-    return tmp
 
 
 def atomic_write_bytes(path: Path | str, data: bytes, *, sync_folder: bool = True) -> None:
@@ -162,15 +177,7 @@ def atomic_write_bytes(path: Path | str, data: bytes, *, sync_folder: bool = Tru
     `sync_folder=False`: the caller fsyncs the folder itself later (a pass does it outside the
     session lock, before anything depends on the rename being durable)."""
     target = Path(path)
-    tmp = stage_bytes(target, data)
-    try:
-        os.replace(tmp, target)
-    except BaseException as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        if isinstance(exc, OSError):
-            raise StoreError(f"cannot write {target}: {_reason(exc)}") from exc
-        raise
+    publish(stage_bytes(target, data), target)
     if sync_folder:
         fsync_dir(target.parent)
 
@@ -191,6 +198,7 @@ __all__ = [
     "atomic_write_text",
     "fsync_dir",
     "open_no_symlink",
+    "publish",
     "read_bytes_no_symlink",
     "stage_bytes",
     "write_all",

@@ -33,6 +33,7 @@ from core.atomic import (
     append_synced,
     fsync_dir,
     open_no_symlink,
+    publish,
     stage_bytes,
 )
 from core.catalog import (
@@ -348,9 +349,9 @@ def _stage_pending(
             _discard(staged)
             return None
         try:
-            _publish(staged[0], pending.path)
+            publish(staged[0], pending.path)
             fault_point("between_pending_writes")
-            _publish(staged[1], pending.meta_path)
+            publish(staged[1], pending.meta_path)
         except BaseException:
             _discard(staged)
             raise
@@ -542,7 +543,7 @@ def _publish_commit(
         tail = store.parse_event_lines(
             abandon, base_offset=snap.size, base_line=snap.next_line, final=True
         )
-        _publish(stage.pop("meta"), pending.meta_path)
+        publish(stage.pop("meta"), pending.meta_path)
         fault_point("after_pending_commit")
 
         if tail.events:
@@ -550,19 +551,19 @@ def _publish_commit(
             # `always`, or a flush), and that file is about to be replaced.
             append_synced(stage["events"], stored_events_bytes(tail.events, "appended event"))
         store.quarantine([*snap.corrupt, *tail.corrupt])
-        _publish(stage.pop("events"), paths.events)
+        publish(stage.pop("events"), paths.events)
         fault_point("after_events_replace")
         _link_chunk(paths, pending.path, commit.chunk_id, commit.compacted)
         fault_point("after_chunk_write")
         if "index" in stage:
-            _publish(stage.pop("index"), paths.index)
+            publish(stage.pop("index"), paths.index)
         else:
             append_index_entry(paths, catalog, commit.entry)
         fault_point("after_index_write")
-        _publish(stage.pop("summary"), paths.summary)
+        publish(stage.pop("summary"), paths.summary)
         fault_point("between_summary_writes")
         if "archive" in stage:
-            _publish(stage.pop("archive"), paths.summary_archive)
+            publish(stage.pop("archive"), paths.summary_archive)
         elif commit.archive_append is not None:
             append_synced(paths.summary_archive, commit.archive_append)
         fault_point("after_summaries_write")
@@ -657,17 +658,6 @@ def _stat_key(path: Path) -> tuple[int, int, int, int] | None:
 def _meta_bytes(meta: dict[str, Any], where: Path) -> bytes:
     """A pending sidecar as `write_pending` writes it (core.chunks.pending_meta_bytes)."""
     return pending_meta_bytes(meta, where)
-
-
-def _publish(tmp: Path, target: Path) -> None:
-    """Rename a staged file over its target (caller holds the session lock; the folder is
-    fsynced later in the commit)."""
-    try:
-        os.replace(tmp, target)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise StoreError(f"cannot write {target}: {exc.strerror or exc}") from exc
 
 
 def _discard(staged: Sequence[Path]) -> None:
