@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import errno
 import json
 import os
 import re
 import threading
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -23,6 +26,8 @@ from core.snapshot import EventsSnapshot
 from core.state import SessionState, new_session_id
 from core.store import SessionStore
 from tests.helpers.hostile import HOSTILE_IDS
+
+T = TypeVar("T")
 
 
 def _store(tmp_path: Path, **kw: Any) -> SessionStore:
@@ -553,12 +558,15 @@ def test_lock_lets_one_thread_at_a_time_in(tmp_path: Path) -> None:
     assert max(overlaps) == 1
 
 
-def test_lock_held_by_another_thread_times_out(tmp_path: Path) -> None:
-    store = _store(tmp_path, lock_timeout=0.2)
+@contextlib.contextmanager
+def held_by_another_thread(enter: Callable[[], AbstractContextManager[T]]) -> Iterator[T]:
+    """While the block runs another thread is inside `enter()`; yields what it got there."""
     taken, release = threading.Event(), threading.Event()
+    got: list[T] = []
 
     def hold() -> None:
-        with store.lock():
+        with enter() as value:
+            got.append(value)
             taken.set()
             release.wait(30)
 
@@ -566,37 +574,37 @@ def test_lock_held_by_another_thread_times_out(tmp_path: Path) -> None:
     t.start()
     taken.wait(30)
     try:
-        with pytest.raises(
-            LockTimeoutError, match=r"could not lock .*\.session\.lock within 0\.2 s"
-        ):
-            store.append_events([{"type": "user_input", "content": "x"}])
+        yield got[0]
     finally:
         release.set()
         t.join()
+
+
+def test_lock_held_by_another_thread_times_out(tmp_path: Path) -> None:
+    store = _store(tmp_path, lock_timeout=0.2)
+    with (
+        held_by_another_thread(store.lock),
+        pytest.raises(LockTimeoutError, match=r"could not lock .*\.session\.lock within 0\.2 s"),
+    ):
+        store.append_events([{"type": "user_input", "content": "x"}])
     store.append_events([{"type": "user_input", "content": "x"}])
     assert store.read_events().event_count == 1
 
 
 def test_try_lock_and_maintenance_lock_do_not_wait(tmp_path: Path) -> None:
     store = _store(tmp_path)
-    taken, release = threading.Event(), threading.Event()
-    results: list[bool] = []
 
-    def hold() -> None:
+    @contextlib.contextmanager
+    def both_locks() -> Iterator[bool]:
         with store.maintenance_lock() as got, store.lock():
-            results.append(got)
-            taken.set()
-            release.wait(30)
+            yield got
 
-    t = threading.Thread(target=hold)
-    t.start()
-    taken.wait(30)
-    try:
-        with store.maintenance_lock() as got_m, store.try_lock() as got_s:
-            results.extend([got_m, got_s])
-    finally:
-        release.set()
-        t.join()
+    with (
+        held_by_another_thread(both_locks) as held,
+        store.maintenance_lock() as got_m,
+        store.try_lock() as got_s,
+    ):
+        results = [held, got_m, got_s]
     assert results == [True, False, False]
     with store.maintenance_lock() as got:
         assert got
