@@ -69,14 +69,21 @@ def test_a_pass_of_another_process_is_picked_up_incrementally(tmp_path: Path) ->
     assert_same_as_in_memory(root)
 
 
-def test_a_changed_chunk_file_makes_the_index_stale_and_it_is_rebuilt(tmp_path: Path) -> None:
-    root = compacted_root(tmp_path)
+def change_the_oldest_chunk_file(root: Path) -> Path:
+    """Rewrite the first event of the oldest chunk file behind the index's back, to mention
+    `zanzibar_quokka.cfg` (in no other chunk); returns the file."""
     chunk = sorted((root / "session" / "chunks").glob("chunk_*.jsonl"))[0]
     lines = chunk.read_text().splitlines()
     event = json.loads(lines[0])
     event["content"] = "zanzibar_quokka.cfg was the culprit"
     lines[0] = json.dumps(event)
     chunk.write_text("\n".join(lines) + "\n")
+    return chunk
+
+
+def test_a_changed_chunk_file_makes_the_index_stale_and_it_is_rebuilt(tmp_path: Path) -> None:
+    root = compacted_root(tmp_path)
+    chunk = change_the_oldest_chunk_file(root)
     fresh = MemoryManager(root, config(), read_only=True)
     hits = fresh.recall("zanzibar_quokka.cfg").results
     assert [h.chunk_id for h in hits] == [chunk.stem]
@@ -274,12 +281,7 @@ def test_a_pass_hook_adds_its_chunk_alone_and_the_next_query_still_checks_the_fi
     root = compacted_root(tmp_path, passes=1)
     writer = MemoryManager(root, config())
     writer.recall("module_4.py")
-    old = sorted((root / "session" / "chunks").glob("chunk_*.jsonl"))[0]
-    lines = old.read_text().splitlines()
-    event = json.loads(lines[0])
-    event["content"] = "zanzibar_quokka.cfg was the culprit"
-    lines[0] = json.dumps(event)
-    old.write_text("\n".join(lines) + "\n")
+    old = change_the_oldest_chunk_file(root)
     fill(writer, 3, start=6)
     assert writer.save(force=True).compacted
     store = writer.recall_cache.files[root / "session"]
