@@ -185,6 +185,15 @@ CALL = {
 }
 
 
+def assert_bad_input_names_file_and_line(text: str, fmt: str, name: str, needle: str) -> None:
+    """Parsing `text` as `fmt` from a file called `name` is BadInputError saying `name:`
+    first (then the line) and `needle`."""
+    with pytest.raises(BadInputError) as err:
+        parse_transcript(text, fmt, name)
+    assert str(err.value).startswith(f"{name}:")
+    assert needle in str(err.value)
+
+
 @pytest.mark.parametrize(
     ("text", "needle"),
     [
@@ -215,10 +224,7 @@ CALL = {
     ],
 )
 def test_pi_bad_input_names_file_and_line(text: str, needle: str) -> None:
-    with pytest.raises(BadInputError) as err:
-        parse_transcript(text, "pi", "s.jsonl")
-    assert str(err.value).startswith("s.jsonl:")
-    assert needle in str(err.value)
+    assert_bad_input_names_file_and_line(text, "pi", "s.jsonl", needle)
 
 
 # --- OpenAI ---------------------------------------------------------------------------------
@@ -312,10 +318,7 @@ def test_openai_later_system_message_and_broken_arguments_are_kept() -> None:
     ],
 )
 def test_openai_bad_input_names_file_and_line(text: str, needle: str) -> None:
-    with pytest.raises(BadInputError) as err:
-        parse_transcript(text, "openai", "chat.json")
-    assert str(err.value).startswith("chat.json:")
-    assert needle in str(err.value)
+    assert_bad_input_names_file_and_line(text, "openai", "chat.json", needle)
 
 
 # --- mini-swe-agent -------------------------------------------------------------------------
@@ -377,10 +380,7 @@ def mini_doc(*messages: dict[str, Any]) -> str:
     ],
 )
 def test_mini_swe_agent_bad_input_names_file_and_line(text: str, needle: str) -> None:
-    with pytest.raises(BadInputError) as err:
-        parse_transcript(text, "mini-swe-agent", "run.traj.json")
-    assert str(err.value).startswith("run.traj.json:")
-    assert needle in str(err.value)
+    assert_bad_input_names_file_and_line(text, "mini-swe-agent", "run.traj.json", needle)
 
 
 def test_mini_swe_agent_v2_actions_and_exit_message() -> None:
