@@ -53,9 +53,13 @@ class Dribble(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(REPLY)))
         self.end_headers()
-        for i in range(len(REPLY)):
+        self.dribble(REPLY)
+
+    def dribble(self, data: bytes) -> None:
+        """`data` one byte every 0.1 s, until the client hangs up."""
+        for i in range(len(data)):
             try:
-                self.wfile.write(REPLY[i : i + 1])
+                self.wfile.write(data[i : i + 1])
                 self.wfile.flush()
             except OSError:
                 return
@@ -65,14 +69,7 @@ class Dribble(http.server.BaseHTTPRequestHandler):
 class DribbleHeaders(Dribble):
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length", "0")))
-        head = b"HTTP/1.1 200 OK\r\n" + b"X-Slow: " + b"a" * 200 + b"\r\n\r\n"
-        for i in range(len(head)):
-            try:
-                self.wfile.write(head[i : i + 1])
-                self.wfile.flush()
-            except OSError:
-                return
-            time.sleep(0.1)
+        self.dribble(b"HTTP/1.1 200 OK\r\n" + b"X-Slow: " + b"a" * 200 + b"\r\n\r\n")
 
 
 @pytest.fixture
