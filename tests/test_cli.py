@@ -635,18 +635,8 @@ def test_recall_json_shape_and_default_limit(
 
 
 def test_prompt_messages(compacted: Path, config: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    data = run_json(
-        capsys,
-        "prompt",
-        "--system",
-        "SYS",
-        "--task",
-        "TASK",
-        "--memory-dir",
-        compacted,
-        "--config",
-        config,
-    )
+    prompt = ("prompt", "--system", "SYS", "--task", "TASK", "--memory-dir", compacted)
+    data = run_json(capsys, *prompt, "--config", config)
     messages = data["messages"]
     assert messages[0]["role"] == "system" and messages[0]["content"].startswith("SYS")
     assert "# Session History (compressed chunks)" in messages[0]["content"]
@@ -656,18 +646,7 @@ def test_prompt_messages(compacted: Path, config: Path, capsys: pytest.CaptureFi
         or any(m["role"] == "tool" for m in messages)
         or len(messages) > 2
     )
-    code, out, _ = run(
-        capsys,
-        "prompt",
-        "--system",
-        "SYS",
-        "--task",
-        "TASK",
-        "--memory-dir",
-        compacted,
-        "--config",
-        config,
-    )
+    code, out, _ = run(capsys, *prompt, "--config", config)
     assert code == 0 and "system" in out and "TASK" in out
 
 

@@ -52,17 +52,9 @@ def test_replay_compacts_and_the_memory_root_is_consistent(tmp_path: Path) -> No
         hot_window_events=6,
         summary_max_chunks=3,
     )
-    proc = cli_ok(
-        root,
-        "--config",
-        config,
-        "import",
-        "--format",
-        "pi",
-        DATA / "pi_session.jsonl",
-        "--replay",
-        "--json",
-    )
+    pi_log = DATA / "pi_session.jsonl"
+    replay_pi = ("--config", config, "import", "--format", "pi", pi_log, "--replay")
+    proc = cli_ok(root, *replay_pi, "--json")
     out = json_out(proc)
     assert out["replay"] is True
     assert out["compactions"] >= 2
@@ -75,16 +67,7 @@ def test_replay_compacts_and_the_memory_root_is_consistent(tmp_path: Path) -> No
     assert sum(counts.values()) == out["events_appended"] == len(counts)
     assert (session / "summary.md").exists()
     # human output says what happened
-    again = cli_ok(
-        tmp_path / "other",
-        "--config",
-        config,
-        "import",
-        "--format",
-        "pi",
-        DATA / "pi_session.jsonl",
-        "--replay",
-    )
+    again = cli_ok(tmp_path / "other", *replay_pi)
     assert "replayed 37 events of 16 model calls" in again.stdout
     assert f"compactions: {out['compactions']}" in again.stdout
 
