@@ -380,12 +380,9 @@ class MemoryManager:
         from core.rotation import recover_archive
 
         counts: dict[str, int] = {}
-        archive_root = self.paths.archive_root
-        if archive_root.is_symlink() or not archive_root.is_dir():
+        if self.paths.archive_root.is_symlink():
             return counts
-        for child in sorted(archive_root.iterdir()):
-            if child.is_symlink() or not child.is_dir():
-                continue
+        for child in self.paths.archived_sessions():
             try:
                 with self.store.lock():
                     done = recover_archive(self.store, child, self.config)

@@ -131,6 +131,16 @@ class MemoryPaths:
     def is_archive(self) -> bool:
         return self.session != self.root / "session"
 
+    def archived_sessions(self) -> list[Path]:
+        """The archived session folders, oldest (lowest name) first: the real folders under
+        session_archive/, never a link; [] when there is no readable archive folder. The one
+        rule status, recovery, recall and the TUI's Archive tab list archives by."""
+        try:
+            children = sorted(self.archive_root.iterdir())
+        except OSError:
+            return []
+        return [c for c in children if c.is_dir() and not c.is_symlink()]
+
     def chunk_file(self, chunk_id: str) -> Path:
         return self.chunks_dir / f"{validate_chunk_id(chunk_id)}.jsonl"
 

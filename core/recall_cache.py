@@ -127,14 +127,7 @@ class RecallCache:
             return "none"
 
     def _archive_dirs(self) -> list[Path]:
-        root = self.paths.archive_root
-        with contextlib.suppress(OSError):
-            return sorted(
-                c
-                for c in root.iterdir()
-                if c.is_dir() and not c.is_symlink() and c != self.paths.session
-            )
-        return []
+        return [c for c in self.paths.archived_sessions() if c != self.paths.session]
 
     def file_for(self, paths: MemoryPaths) -> PersistentRecallIndex:
         key = paths.session

@@ -210,13 +210,8 @@ def plan_report(
 def list_archives(memory_dir: Path, paths: MemoryPaths) -> list[ArchiveInfo]:
     """The archived sessions under the root, oldest first; one that cannot be read is left
     out."""
-    root = paths.archive_root
-    if not root.is_dir():
-        return []
     out: list[ArchiveInfo] = []
-    for child in sorted(root.iterdir()):
-        if not child.is_dir() or child.is_symlink():
-            continue
+    for child in paths.archived_sessions():
         try:
             out.append(archive_info(memory_dir, child))
         except SessionMemoryError:

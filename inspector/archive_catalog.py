@@ -76,13 +76,8 @@ def _read_one(memory_dir: Path, child: Path) -> ArchiveLight:
 
 def list_archives_light(manager: MemoryManager) -> list[ArchiveLight]:
     """Every archived session's row, from the cache when its files did not change."""
-    root = manager.paths.archive_root
-    if not root.is_dir():
-        return []
     out: list[ArchiveLight] = []
-    for child in sorted(root.iterdir()):
-        if not child.is_dir() or child.is_symlink():
-            continue
+    for child in manager.paths.archived_sessions():
         key = tuple(
             _stat_key(p)
             for p in (
