@@ -116,13 +116,20 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def append_synced(path: Path | str, data: bytes) -> None:
+def append_synced(path: Path | str, data: bytes, *, mend: bool = False) -> None:
     """Append `data` to the existing regular file `path` and fsync it: what follows (a
-    rename, a deletion of the evidence) may rely on the bytes being durable. Never through a
-    link (`open_no_symlink`); StoreError (one line, naming `path`) on failure."""
+    rename, a deletion of the evidence) may rely on the bytes being durable. `mend`: create
+    the file when it is missing, and start on a new line when its last line has no newline (a
+    torn append before). Never through a link (`open_no_symlink`); StoreError (one line,
+    naming `path`) on failure."""
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT if mend else os.O_WRONLY | os.O_APPEND
     try:
-        fd = open_no_symlink(path, os.O_WRONLY | os.O_APPEND)
+        fd = open_no_symlink(path, flags)
         try:
+            if mend:
+                size = os.fstat(fd).st_size
+                if size and os.pread(fd, 1, size - 1) != b"\n":
+                    data = b"\n" + data
             write_all(fd, data)
             os.fsync(fd)
         finally:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from core.atomic import (
+    append_synced,
     atomic_write_bytes,
     fsync_dir,
     open_no_symlink,
@@ -571,20 +572,7 @@ class SessionStore:
                 record["raw_b64"] = base64.b64encode(line.raw).decode("ascii")
             out += json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
             out += b"\n"
-        path = self.paths.corrupt
-        try:
-            fd = open_no_symlink(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
-            try:
-                size = os.fstat(fd).st_size
-                data = bytes(out)
-                if size and os.pread(fd, 1, size - 1) != b"\n":
-                    data = b"\n" + data
-                write_all(fd, data)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-        except OSError as exc:
-            raise StoreError(f"cannot write {path}: {_reason(exc)}") from exc
+        append_synced(self.paths.corrupt, bytes(out), mend=True)
         return len(lines)
 
     def replace_events(
