@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from bench.common import read_jsonl
+from bench.common import read_jsonl as read_jsonl  # the tests read session files with it
 
 
 def yaml_entries(index: Path) -> list[dict[str, Any]]:

@@ -42,61 +42,54 @@ def tool_pair(mm: MemoryManager, n: int, text: str = "ok") -> list[str]:
 # --------------------------------------------------------------------------- pure
 
 
-def test_prompt_size_adds_the_events_after_the_anchor() -> None:
-    size = prompt_size(
-        base=1000,
-        base_source="recorded",
-        anchored=True,
-        after_event_id="b",
-        ever_recorded=True,
-        event_ids=["a", "b", "c", "d"],
-        tokens=[5, 6, 7, 8],
-    )
-    assert (size.tokens, size.appended, size.appended_events, size.source) == (
-        1015,
-        15,
-        2,
-        "recorded",
-    )
+def window(
+    base: int | None,
+    base_source: str | None,
+    after_event_id: str | None,
+    ever_recorded: bool,
+    tokens: list[int],
+    anchored: bool = True,
+) -> dict[str, Any]:
+    """prompt_size's arguments over a hot window of events a, b, c, ... with `tokens`."""
+    return {
+        "base": base,
+        "base_source": base_source,
+        "anchored": anchored,
+        "after_event_id": after_event_id,
+        "ever_recorded": ever_recorded,
+        "event_ids": [chr(ord("a") + i) for i in range(len(tokens))],
+        "tokens": tokens,
+    }
 
 
-def test_prompt_size_anchor_none_means_everything_came_after() -> None:
-    size = prompt_size(
-        base=10,
-        base_source="estimated",
-        anchored=True,
-        after_event_id=None,
-        ever_recorded=False,
-        event_ids=["a", "b"],
-        tokens=[3, 4],
-    )
-    assert size.tokens == 17 and size.source == "estimated"
-
-
-def test_prompt_size_unknown_only_without_a_figure() -> None:
-    size = prompt_size(
-        base=None,
-        base_source=None,
-        anchored=False,
-        after_event_id=None,
-        ever_recorded=False,
-        event_ids=["a"],
-        tokens=[3],
-    )
-    assert size.tokens is None and size.source == "unknown"
-
-
-def test_prompt_size_lost_anchor_is_at_least_the_window() -> None:
-    size = prompt_size(
-        base=5,
-        base_source="recorded",
-        anchored=True,
-        after_event_id="gone",
-        ever_recorded=True,
-        event_ids=["a", "b"],
-        tokens=[30, 40],
-    )
-    assert size.tokens == 70 and size.source == "estimated"
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        pytest.param(
+            window(1000, "recorded", "b", True, [5, 6, 7, 8]),
+            {"tokens": 1015, "appended": 15, "appended_events": 2, "source": "recorded"},
+            id="adds_the_events_after_the_anchor",
+        ),
+        pytest.param(
+            window(10, "estimated", None, False, [3, 4]),
+            {"tokens": 17, "source": "estimated"},
+            id="anchor_none_means_everything_came_after",
+        ),
+        pytest.param(
+            window(None, None, None, False, [3], anchored=False),
+            {"tokens": None, "source": "unknown"},
+            id="unknown_only_without_a_figure",
+        ),
+        pytest.param(
+            window(5, "recorded", "gone", True, [30, 40]),
+            {"tokens": 70, "source": "estimated"},
+            id="lost_anchor_is_at_least_the_window",
+        ),
+    ],
+)
+def test_prompt_size(arguments: dict[str, Any], expected: dict[str, Any]) -> None:
+    size = prompt_size(**arguments)
+    assert {key: getattr(size, key) for key in expected} == expected
 
 
 # --------------------------------------------------------------------------- manager
