@@ -26,6 +26,9 @@ from inspector.widgets.chunks_view import ChunksView
 from tests.helpers.tui import make, settle, text_in
 from tests.tui_fixtures import build_with_archive
 
+# Every table and the help at three sizes, ~10 s: CI runs it in its extended step.
+pytestmark = pytest.mark.extended
+
 
 def labels(table: DataTable[Text]) -> list[str]:
     return [str(column.label) for column in table.ordered_columns]

@@ -36,6 +36,9 @@ from tests.helpers.tui import (
 )
 from tests.tui_fixtures import FIXED_SESSION
 
+# The walk-through at three sizes, ~12 s: CI runs it in its extended step.
+pytestmark = pytest.mark.extended
+
 LONG_ROOT = "/home/someone/projects/device-agent/runs/2026-11-30/memory"
 
 
