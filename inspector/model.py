@@ -237,9 +237,8 @@ def _parse_one(data: bytes | None) -> Event | None:
     return parsed.lines[0].event if len(parsed.lines) == 1 else None
 
 
-def _load_event(path: Path, ls: _Lists, i: int) -> Event | None:
-    """Row i's event parsed again from the file; None if the line there is no longer it."""
-    event = _parse_one(_read_span(path, ls.offset[i], ls.length[i]))
+def _checked(ls: _Lists, i: int, event: Event | None) -> Event | None:
+    """`event` if it is still row i's event (same id and type), else None."""
     if event is None:
         return None
     if _as_text(event.get("id")) != _as_text(ls.ids[i]):
@@ -249,8 +248,24 @@ def _load_event(path: Path, ls: _Lists, i: int) -> Event | None:
     return event
 
 
+def _load_event(path: Path, ls: _Lists, i: int) -> Event | None:
+    """Row i's event parsed again from the file; None if the line there is no longer it."""
+    return _checked(ls, i, _parse_one(_read_span(path, ls.offset[i], ls.length[i])))
+
+
+PREFETCH_MAX_BYTES = 1024 * 1024
+"""`LazyRows.prefetch` reads at most this much in one go (more: row by row, as drawn)."""
+
+
 def build_row(path: Path, ls: _Lists, i: int) -> tuple[Row, bool]:
     """Row i, and whether it is final (False: its line changed, the next poll resets)."""
+    if ls.row_event[i] < 0:
+        return _row_of(ls, i, None)
+    return _row_of(ls, i, _load_event(path, ls, i))
+
+
+def _row_of(ls: _Lists, i: int, event: Event | None) -> tuple[Row, bool]:
+    """Row i from its event as read again (None: the line changed; unused for a corrupt row)."""
     ev = ls.row_event[i]
     line_no, offset, length, tokens = ls.line_no[i], ls.offset[i], ls.length[i], ls.tokens[i]
     if ev < 0:
@@ -273,7 +288,6 @@ def build_row(path: Path, ls: _Lists, i: int) -> tuple[Row, bool]:
             tool_call_id=None,
         )
         return row, True
-    event = _load_event(path, ls, i)
     etype, role = ls.types[i], ls.roles[i]
     tcid = ls.tool_call_ids.get(i)
     row = Row(
@@ -341,10 +355,48 @@ class LazyRows(_Lazy[Row]):
         if row is None:
             row, final = build_row(self._path, ls, i)
             if final:
-                if len(ls.cache) > 20_000:
-                    ls.cache.clear()
-                ls.cache[i] = row
+                self._keep(i, row)
         return row
+
+    def _keep(self, i: int, row: Row) -> None:
+        cache = self._lists.cache
+        if len(cache) > 20_000:
+            cache.clear()
+        cache[i] = row
+
+    def is_built(self, i: int) -> bool:
+        return i in self._lists.cache
+
+    def prefetch(self, start: int, stop: int) -> None:
+        """Build the rows start..stop-1 not built yet with one read of their span of the file,
+        not one open and read per row: a screen of new rows while an agent appends fast costs
+        one system call, not forty (rows it cannot build this way are built when drawn)."""
+        ls = self._lists
+        start, stop = max(0, start), min(stop, self._length)
+        todo: list[int] = []
+        for i in range(start, stop):
+            if i in ls.cache:
+                continue
+            if ls.row_event[i] < 0:
+                self._keep(i, _row_of(ls, i, None)[0])  # a corrupt line: nothing to read
+            else:
+                todo.append(i)
+        if not todo:
+            return
+        base = ls.offset[todo[0]]
+        end = ls.offset[todo[-1]] + ls.length[todo[-1]]
+        if end - base > PREFETCH_MAX_BYTES:
+            return
+        data = _read_span(self._path, base, end - base)
+        if data is None or len(data) != end - base:
+            return
+        for i in todo:
+            at = ls.offset[i] - base
+            event = _checked(ls, i, _parse_one(data[at : at + ls.length[i]]))
+            if event is None:
+                continue  # drawn row by row: it says the line changed
+            row, _final = _row_of(ls, i, event)
+            self._keep(i, row)
 
 
 class _LightEvents(_Lazy[Event]):

@@ -35,7 +35,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from core.events import CutClass
-from inspector.model import EMPTY_SNAPSHOT, CutPreview, HotWindowSnapshot, Row
+from inspector.model import EMPTY_SNAPSHOT, CutPreview, HotWindowSnapshot, LazyRows, Row
 from inspector.safe_text import one_line
 
 _TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d:\d\d")
@@ -361,7 +361,12 @@ class HotWindow(ScrollView, can_focus=True):
         row_index = self.line_to_row(line)
         if row_index is None:
             return Strip.blank(width, base)
-        return self._render_row(snap.rows[row_index], cols, width, base)
+        rows = snap.rows
+        if isinstance(rows, LazyRows) and not rows.is_built(row_index):
+            # The first unbuilt row of a frame reads every row on screen at once.
+            top = round(self.scroll_y)
+            rows.prefetch(top - 1, top + self.scrollable_content_region.height)
+        return self._render_row(rows[row_index], cols, width, base)
 
     def _render_cut_line(self, width: int, base: Style) -> Strip:
         preview = self._active_preview()
