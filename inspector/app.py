@@ -62,10 +62,12 @@ from inspector.model import (
     CutPreview,
     HotWindowModel,
     LightStatus,
+    Planner,
     plan_now,
     read_light_status,
     what_if_config,
 )
+from inspector.plan_process import PlanProcess, PlanProcessError
 from inspector.probe import AppProbe
 from inspector.safe_text import one_line
 from inspector.screens import AppendEventScreen, ConfirmScreen, FocusPromptScreen, HelpScreen
@@ -151,6 +153,10 @@ WRITE_ACTIONS = frozenset({"maintenance", "compact", "rotate", "append", "repair
 DEMO_ACTIONS = frozenset({"demo_toggle", "demo_step"})
 
 SPARK_HISTORY = 60
+
+PLAN_PROCESS_MIN_EVENTS = 20_000
+"""From this many events on, the cut preview is planned in a child process (see
+`inspector.plan_process`); below, a plan is a few ms and runs in the plan worker's thread."""
 
 
 KEY_NAMES = {
@@ -270,6 +276,7 @@ class InspectorApp(App[int]):
         self._want_archives = False
         self._jump_to_cut = False
         self._stopping = threading.Event()
+        self._plan_process: PlanProcess | None = PlanProcess()
         self._last_error: dict[str, str] = {}
         self._file_sizes: dict[str, int | None] = {}
         self._history_key = ""
@@ -475,7 +482,10 @@ class InspectorApp(App[int]):
     @work(thread=True, group="plan", exit_on_error=False)
     def _plan_worker(self, model: HotWindowModel) -> None:
         """Plans on the newest rows; on a big session re-plans at most every 2x its own cost
-        (capped at 2 s), so a busy agent does not keep a core planning."""
+        (capped at 2 s), so a busy agent does not keep a core planning. From
+        `PLAN_PROCESS_MIN_EVENTS` events on, the plan itself is worked out in a child process
+        (`inspector.plan_process`): in this thread it would hold the GIL against the event
+        loop for ~0.3 s a plan at 100k events."""
         while True:
             start = time.perf_counter()
             what_if = self.what_if
@@ -483,9 +493,27 @@ class InspectorApp(App[int]):
                 config = what_if_config(
                     self.config, what_if.keep_recent_tokens, what_if.hot_window_events
                 )
+                snapshot = model.snapshot()
                 plan = plan_now(
-                    model.snapshot(), self.status, self.config, config, what_if.prompt_tokens
+                    snapshot,
+                    self.status,
+                    self.config,
+                    config,
+                    what_if.prompt_tokens,
+                    planner=self._planner_for(snapshot.n_events),
                 )
+            except PlanProcessError as exc:
+                if self._stopping.is_set():
+                    return
+                failed, self._plan_process = self._plan_process, None
+                if failed is not None:
+                    failed.close()  # plan in this thread from now on
+                self.post_message(
+                    ActionFinished(
+                        "plan", f"{exc}; planning in the app instead", ok=False, refresh=False
+                    )
+                )
+                self._jobs.claim("plan")  # run again, here
             except Exception as exc:
                 self.post_message(ActionFinished("plan", f"{exc}", ok=False, refresh=False))
             else:
@@ -807,8 +835,16 @@ class InspectorApp(App[int]):
         except Exception as exc:
             self.post_message(WatchError(f"{type(exc).__name__}: {exc}"))
 
+    def _planner_for(self, n_events: int) -> Planner | None:
+        """The child process's planner for a big session (started on first use), else None."""
+        if n_events < PLAN_PROCESS_MIN_EVENTS or self._plan_process is None:
+            return None
+        return self._plan_process.plan
+
     def stop_background(self) -> None:
         self._stopping.set()
+        if self._plan_process is not None:
+            self._plan_process.close()
         if self._watcher is not None:
             self._watcher.stop()
         with contextlib.suppress(NoMatches):

@@ -25,7 +25,7 @@ import os
 import sys
 import time
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar, overload
@@ -653,9 +653,19 @@ class CutPreview:
         return span is not None and i is not None and span[0] <= i < span[1]
 
 
-def plan_rows(snapshot: HotWindowSnapshot, config: PlannerConfig) -> CutPreview:
-    """Plan on the snapshot's parsed events (corrupt lines are not events) and map to rows."""
-    plan = plan_compaction(snapshot.event_list(), config, tokens=snapshot.token_list())
+Planner = Callable[[HotWindowSnapshot, PlannerConfig], CompactionPlan]
+"""Plans a snapshot's events as `plan_compaction` does (e.g. `PlanProcess.plan`, off the GIL)."""
+
+
+def plan_rows(
+    snapshot: HotWindowSnapshot, config: PlannerConfig, planner: Planner | None = None
+) -> CutPreview:
+    """Plan on the snapshot's parsed events (corrupt lines are not events) and map to rows;
+    `planner` works the plan out elsewhere (same inputs, same plan)."""
+    if planner is not None:
+        plan = planner(snapshot, config)
+    else:
+        plan = plan_compaction(snapshot.event_list(), config, tokens=snapshot.token_list())
     row = snapshot.row_of_event
     return CutPreview(
         plan=plan,
@@ -792,10 +802,11 @@ def plan_now(
     config: CompactionConfig,
     what_if: CompactionConfig,
     what_if_prompt_tokens: int | None = None,
+    planner: Planner | None = None,
 ) -> PlanNow:
     """Plan the snapshot with `what_if` (the config with the panel's values) and ask the
-    trigger, with the panel's prompt size when one is typed; no I/O (the app's plan worker
-    runs it, a test can call it on a snapshot)."""
+    trigger, with the panel's prompt size when one is typed; no I/O but `planner`'s (the
+    app's plan worker runs it, a test can call it on a snapshot)."""
     size = prompt_size_of(status, snapshot)
     n, model = snapshot.n_events, status.model
 
@@ -816,4 +827,4 @@ def plan_now(
         )
     else:
         trigger = measured(what_if)
-    return PlanNow(plan_rows(snapshot, what_if), trigger, real, size)
+    return PlanNow(plan_rows(snapshot, what_if, planner), trigger, real, size)

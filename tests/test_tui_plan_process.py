@@ -1,0 +1,121 @@
+"""The cut preview planned in a child process (inspector.plan_process): the same plan as in the
+app's thread, kept up to date by sending only the appended events, started afresh after a
+rewrite; a dead child is an error the app survives by planning in its thread; quitting ends it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+import inspector.app as app_module
+from core.manager import MemoryManager
+from core.planner import plan_compaction
+from inspector.model import HotWindowModel, HotWindowSnapshot
+from inspector.plan_process import PlanProcess, PlanProcessError
+from inspector.widgets.hot_window import HotWindow
+from tests.helpers.tui import SIZE, make, settle
+from tests.tui_fixtures import CONFIG, ev
+
+
+def _local(snapshot: HotWindowSnapshot) -> object:
+    return plan_compaction(snapshot.event_list(), CONFIG, tokens=snapshot.token_list())
+
+
+def _events(root: Path) -> Path:
+    return MemoryManager(root, CONFIG, read_only=True).paths.events
+
+
+def test_the_child_plans_what_the_thread_plans_as_events_are_appended(basic: Path) -> None:
+    model = HotWindowModel(_events(basic))
+    planner = PlanProcess()
+    try:
+        first = model.poll().snapshot
+        assert planner.plan(first, CONFIG) == _local(first)
+        manager = MemoryManager(basic, CONFIG)
+        manager.append_many(
+            [ev(900 + i, "tool_call" if i % 2 else "user_input", f"more {i}") for i in range(40)]
+        )
+        manager.close()
+        later = model.poll().snapshot
+        assert later.n_events == first.n_events + 40
+        assert planner.plan(later, CONFIG) == _local(later)
+        # An older snapshot of the same rows plans its own events only.
+        assert planner.plan(first, CONFIG) == _local(first)
+    finally:
+        planner.close()
+
+
+def test_a_rewritten_file_is_planned_from_its_new_events(tmp_path: Path, basic: Path) -> None:
+    path = _events(basic)
+    model = HotWindowModel(path)
+    planner = PlanProcess()
+    try:
+        before = model.poll().snapshot
+        planner.plan(before, CONFIG)
+        lines = path.read_bytes().splitlines(keepends=True)
+        path.write_bytes(b"".join(lines[len(lines) // 2 :]))
+        after = model.poll().snapshot
+        assert after.generation != before.generation
+        assert planner.plan(after, CONFIG) == _local(after)
+    finally:
+        planner.close()
+
+
+def test_a_dead_child_is_an_error_and_close_ends_the_child(basic: Path) -> None:
+    snapshot = HotWindowModel(_events(basic)).poll().snapshot
+    planner = PlanProcess()
+    planner.plan(snapshot, CONFIG)
+    pid = planner.pid
+    assert pid is not None
+    os.kill(pid, signal.SIGKILL)
+    with pytest.raises(PlanProcessError, match="planning process failed"):
+        planner.plan(snapshot, CONFIG)
+    assert planner.plan(snapshot, CONFIG) == _local(snapshot)  # a new child next time
+    pid = planner.pid
+    assert pid is not None
+    planner.close()
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # reaped: gone
+    with pytest.raises(PlanProcessError, match="closed"):
+        planner.plan(snapshot, CONFIG)
+
+
+async def test_the_app_plans_a_big_session_in_the_child_and_ends_it_on_quit(
+    basic: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(app_module, "PLAN_PROCESS_MIN_EVENTS", 1)
+    app = make(basic)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        process = app._plan_process
+        assert process is not None and process.pid is not None
+        pid = process.pid
+        preview = app.preview
+        assert preview is not None
+        assert preview.plan == _local(app.query_one(HotWindow).snapshot)
+        await pilot.press("q")
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+
+
+async def test_the_app_plans_in_its_thread_when_the_child_dies(
+    basic: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(app_module, "PLAN_PROCESS_MIN_EVENTS", 1)
+    app = make(basic)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        process = app._plan_process
+        assert process is not None and process.pid is not None
+        os.kill(process.pid, signal.SIGKILL)
+        app.preview = None
+        app.request("plan")
+        await settle(app, pilot)
+        assert app._plan_process is None
+        preview = app.preview
+        assert preview is not None
+        assert preview.plan == _local(app.query_one(HotWindow).snapshot)
