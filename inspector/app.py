@@ -738,10 +738,11 @@ class InspectorApp(App[int]):
             verdict, will = "idle", False
         if self.archive_id is not None:
             verdict, will = "none: an archived session is never compacted", False
-        gauges = self.query(BudgetGauge)
-        if not gauges:  # shutting down
+        try:
+            gauge = self.query_one(BudgetGauge)  # cached lookup; a query walks the whole DOM
+        except NoMatches:  # shutting down
             return
-        gauges.first().set_info(
+        gauge.set_info(
             BudgetInfo(
                 prompt_tokens=trigger.prompt_tokens,
                 estimated_tokens=_estimated_part(trigger.prompt_tokens, self.prompt_size),

@@ -28,7 +28,7 @@ from rich.segment import Segment
 from rich.style import Style
 from textual import events
 from textual.binding import Binding, BindingType
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
@@ -166,6 +166,8 @@ class HotWindow(ScrollView, can_focus=True):
         self.snapshot: HotWindowSnapshot = EMPTY_SNAPSHOT
         self.cut_preview: CutPreview | None = None
         self.loading_text: str | None = "loading events.jsonl…"
+        self._frame_styles: dict[str, Style] | None = None
+        """Styles looked up while one frame renders (see `render_lines`), else None."""
 
     # -- data -------------------------------------------------------------------------------
 
@@ -329,12 +331,36 @@ class HotWindow(ScrollView, can_focus=True):
 
     # -- rendering --------------------------------------------------------------------------
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """One frame: the styles every line uses are worked out once for all its lines (per
+        line they cost as much as the row itself while rows stream in)."""
+        self._frame_styles = {}
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._frame_styles = None
+
     def _style(self, name: str) -> Style:
-        return self.get_component_rich_style(f"hot-window--{name}")
+        styles = self._frame_styles
+        if styles is None:
+            return self.get_component_rich_style(f"hot-window--{name}")
+        style = styles.get(name)
+        if style is None:
+            style = styles[name] = self.get_component_rich_style(f"hot-window--{name}")
+        return style
+
+    def _base_style(self) -> Style:
+        styles = self._frame_styles
+        if styles is None:
+            return self.rich_style
+        style = styles.get("")
+        if style is None:
+            style = styles[""] = self.rich_style
+        return style
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
-        base = self.rich_style
+        base = self._base_style()
         snap = self.snapshot
         index_width = max(3, len(str(max(0, snap.length - 1))))
         cols = columns_for(width, index_width)
