@@ -44,6 +44,7 @@ from core.chunks import (
 )
 from core.errors import BadInputError, IndexCorruptError, SessionMemoryError, StoreError
 from core.faults import fault_point, fault_wanted
+from core.index_scan import scan_entries
 from core.paths import MemoryPaths
 from core.summaries import FoldStat, fold_stat
 from core.yaml_safe import strict_load
@@ -456,10 +457,12 @@ def _parse_tail(
         return None
     if not segments:
         return []
-    try:
-        doc = strict_load(data[base:])
-    except yaml.YAMLError:
-        return None
+    doc = scan_entries(data[base:])  # the strict loader's items, scanned (core.index_scan)
+    if doc is None:
+        try:
+            doc = strict_load(data[base:])
+        except yaml.YAMLError:
+            return None
     if not isinstance(doc, list) or len(doc) != len(segments):
         return None
     out: list[tuple[ChunkEntry, int, int]] = []

@@ -20,6 +20,7 @@ uses the strict loader, whose answer (entries, warnings, errors) is the contract
 Pure: bytes in, values out; no file access.
 
     scan_index(data) -> ScannedIndex | None    # None: "not mine", use the strict loader
+    scan_entries(data) -> list | None          # entries alone (an appended tail), or None
     decode_index(data) -> str | None           # the text, unless a character is left to YAML
     split_index(text) -> (version, entry texts) | None
     load_entry(text) -> Any                    # one entry; yaml.YAMLError when refused
@@ -199,6 +200,14 @@ def load_entry(text: str) -> Any:
     return doc[0]
 
 
+def _entry_texts(text: str, body: int) -> list[str] | None:
+    """Each entry's text from `body` (a `- ` line) to the end, or None when a column-0 line
+    other than `- ` follows, or the text does not end with a newline."""
+    if not text.endswith("\n") or _BAD_COLUMN0.search(text, body - 1) is not None:
+        return None
+    return text[body + 2 : -1].split("\n- ")
+
+
 def split_index(text: str) -> tuple[int, list[str]] | None:
     """`version` and each entry's text (after its `- `, up to the newline before the next
     entry), or None when the top level is not `version: N`, `chunks:`, then only `- ` lines
@@ -209,10 +218,8 @@ def split_index(text: str) -> tuple[int, list[str]] | None:
     head = _KEY.fullmatch(text, 0, head_end)
     if head is None or head.group(1) != "version" or not _INT.fullmatch(head.group(2) or ""):
         return None
-    body = head_end + len("\nchunks:\n")
-    if not text.endswith("\n") or _BAD_COLUMN0.search(text, body - 1) is not None:
-        return None
-    return int(head.group(2) or "0"), text[body + 2 : -1].split("\n- ")
+    texts = _entry_texts(text, head_end + len("\nchunks:\n"))
+    return None if texts is None else (int(head.group(2) or "0"), texts)
 
 
 _C0 = bytes(b for b in range(32) if b not in (9, 10)) + b"\x7f"
@@ -228,6 +235,22 @@ def decode_index(data: bytes) -> str | None:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
+        return None
+
+
+def scan_entries(data: bytes) -> list[Any] | None:
+    """The items of a run of entries (index.yaml after `chunks:`, or an appended tail: `- `
+    lines at column 0 and their indented text), as `strict_load(data)` builds that list;
+    None ("not mine") when the text is anything else or the strict loader refuses an entry."""
+    text = decode_index(data)
+    if text is None or not text.startswith("- "):
+        return None
+    texts = _entry_texts(text, 0)
+    if texts is None:
+        return None
+    try:
+        return [load_entry(t) for t in texts]
+    except (yaml.YAMLError, RecursionError):
         return None
 
 
@@ -250,6 +273,7 @@ __all__ = [
     "Unrecognised",
     "decode_index",
     "load_entry",
+    "scan_entries",
     "scan_index",
     "scan_scalar",
     "split_index",

@@ -25,7 +25,7 @@ from core.chunks import (
 )
 from core.config import CompactionConfig
 from core.errors import IndexCorruptError, SessionMemoryError
-from core.index_scan import load_entry, scan_index, split_index
+from core.index_scan import load_entry, scan_entries, scan_index, split_index
 from core.manager import MemoryManager
 from core.paths import CHUNK_ID_RE
 from core.yaml_safe import strict_load
@@ -49,6 +49,18 @@ def _read_route(data: bytes) -> object:
         return repr(chunks_module._parse_index(WHERE, data))
     except SessionMemoryError as exc:
         return (type(exc).__name__, str(exc))
+
+
+def _assert_tail_scanned_as_strict(data: bytes) -> None:
+    """The entries after `chunks:` alone (as the catalog reads an appended tail): when the
+    scanner answers, its items are the strict loader's."""
+    head = data.find(b"\nchunks:\n")
+    if head < 0:
+        return
+    tail = data[head + len(b"\nchunks:\n") :]
+    items = scan_entries(tail)
+    if items is not None:
+        assert repr(items) == repr(strict_load(tail))
 
 
 def _assert_scanned_as_strict(data: bytes) -> bool:
@@ -268,8 +280,10 @@ def damaged(draw: st.DrawFn) -> bytes:
 @given(damaged())
 def test_damaged_files_read_as_the_strict_loader_reads_them(data: bytes) -> None:
     """Whatever the scanner makes of a damaged file, read_index's answer (entries, warnings,
-    or the IndexCorruptError and its message) is the strict loader's."""
+    or the IndexCorruptError and its message) is the strict loader's; so is the catalog's
+    reading of the entries alone."""
     assert _read_route(data) == _strict_route(data)
+    _assert_tail_scanned_as_strict(data)
 
 
 # --- the writer's ordinary output is scanned, not handed to YAML ------------------------------
