@@ -103,7 +103,7 @@ def _same(fast: IndexRead, slow: IndexRead) -> None:
     assert fast.exists == slow.exists
 
 
-def test_fast_index_matches_core_on_a_long_index(long_root: Path) -> None:
+def test_cached_index_read_matches_core_on_a_long_index(long_root: Path) -> None:
     manager = MemoryManager(long_root, read_only=True)
     fast = read_chunk_index(manager.paths)
     assert len(fast.entries) == N_CHUNKS
@@ -153,7 +153,7 @@ def test_first_page_is_the_first_entries_of_the_full_read(tmp_path: Path) -> Non
     assert read_chunk_index(manager.paths).entries == entries
 
 
-def test_fast_index_cache_follows_a_rewrite(tmp_path: Path) -> None:
+def test_cached_index_read_follows_a_rewrite(tmp_path: Path) -> None:
     manager = MemoryManager(tmp_path / "m", CompactionConfig())
     manager.store.ensure_session()
     entries = _fill(manager, "c", 3)
