@@ -16,7 +16,7 @@ import re
 import secrets
 import threading
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
@@ -158,10 +158,17 @@ _INDEX_CACHE_GUARD = threading.Lock()
 
 
 def _copy_entry(entry: ChunkEntry) -> ChunkEntry:
-    return replace(
-        entry,
-        cut_meta=dict(entry.cut_meta) if entry.cut_meta is not None else None,
-        extra=dict(entry.extra),
+    """A copy whose mappings are its own (the constructor, not dataclasses.replace: 10,000
+    of them per cold read of a long index)."""
+    return ChunkEntry(
+        entry.chunk_id,
+        entry.created_at,
+        entry.event_count,
+        entry.first_event_id,
+        entry.last_event_id,
+        entry.summary,
+        dict(entry.cut_meta) if entry.cut_meta is not None else None,
+        dict(entry.extra),
     )
 
 

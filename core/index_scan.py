@@ -71,6 +71,9 @@ _WORDS = {"y", "n", "yes", "no", "on", "off", "true", "false", "null", "~"}
 """Plain words YAML 1.1 may resolve to a bool or null (any case): never typed here."""
 _BAD_COLUMN0 = re.compile(r"\n(?=[^ \n])(?!- )")
 _BLOCK_ENDS: dict[int, re.Pattern[str]] = {}
+_SHORT_BLANKS: dict[int, re.Pattern[str]] = {}
+_KEYS_SEEN: set[str] = set()
+"""Keys already found to be plain strings to YAML (a few distinct ones in a whole index)."""
 
 
 def scan_scalar(text: str) -> Any:
@@ -96,8 +99,11 @@ def _pair(match: re.Match[str]) -> tuple[str, str]:
     """A `key: value` line's key and value text; Unrecognised for a key YAML would not read
     as that string (`on:` is the key True)."""
     key = match.group(1)
-    if key in _WORDS or key.lower() in _WORDS:
-        raise Unrecognised
+    if key not in _KEYS_SEEN:
+        if key.lower() in _WORDS:
+            raise Unrecognised
+        if len(_KEYS_SEEN) < 256:
+            _KEYS_SEEN.add(key)
     return key, match.group(2) or ""
 
 
@@ -113,8 +119,11 @@ def _block_end(width: int) -> re.Pattern[str]:
 def _dedent(body: str, width: int) -> str:
     """The block's lines without their `width` spaces of indentation; a blank line shorter
     than that becomes empty."""
+    short = _SHORT_BLANKS.get(width)
+    if short is None:
+        short = _SHORT_BLANKS[width] = re.compile(rf"\n {{1,{width - 1}}}\n")
     framed = "\n" + body + "\n"
-    if any("\n" + " " * k + "\n" in framed for k in range(1, width)):
+    if short.search(framed) is not None:
         return re.sub(rf"(?m)^ {{0,{width}}}", "", body)
     return framed.replace("\n" + " " * width, "\n")[1:-1]
 
