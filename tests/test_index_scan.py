@@ -20,7 +20,6 @@ from core.chunks import (
     IndexRead,
     read_index,
     render_index,
-    write_chunk_file,
     write_index,
 )
 from core.config import CompactionConfig
@@ -414,32 +413,11 @@ def test_entries_the_scanner_is_unsure_of_read_as_the_strict_loader_reads_them(
 # --- the hand-written cases (moved from tests/test_tui_scale.py) ------------------------------
 
 
-def _events(prefix: str, n: int) -> list[dict[str, Any]]:
-    return [
-        {"id": f"{prefix}-{j:03d}", "type": "user_input", "role": "user", "content": f"r {j}"}
-        for j in range(n)
-    ]
-
-
 def _fill(manager: MemoryManager, n: int) -> list[ChunkEntry]:
-    out = []
-    for i in range(1, n + 1):
-        events = _events(f"c{i}", 4)
-        write_chunk_file(manager.paths, f"chunk_{i:04d}", events)
-        out.append(
-            ChunkEntry(
-                chunk_id=f"chunk_{i:04d}",
-                created_at=f"2026-11-{1 + i % 28:02d}T10:00:00.000Z",
-                event_count=len(events),
-                first_event_id=str(events[0]["id"]),
-                last_event_id=str(events[-1]["id"]),
-                summary=f"## Goal\nchunk number {i} goal\n\n## Progress\n- item {i}\n",
-                cut_meta={"first_kept_event_id": f"kept-{i}", "tokens_before": 1000 + i},
-                extra={"summary_backend": "extractive"},
-            )
-        )
-    write_index(manager.paths, out)
-    return out
+    """An index of `n` ordinary entries (read_index needs no chunk files)."""
+    written = [_ordinary(i) for i in range(1, n + 1)]
+    write_index(manager.paths, written)
+    return written
 
 
 def _same_as_strict(manager: MemoryManager) -> IndexRead:
@@ -507,13 +485,9 @@ def test_damaged_index_warnings_and_errors_are_the_strict_loaders(tmp_path: Path
     _fill(manager, 3)
     index = manager.paths.index
     text = index.read_text(encoding="utf-8")
-    # A duplicate id and a bad id: entries skipped with the strict reading's warnings.
-    index.write_text(
-        text
-        + text.split("chunks:\n", 1)[1].split("- chunk_id: chunk_0002")[0]
-        + "- chunk_id: _bad\n  summary: x\n",
-        encoding="utf-8",
-    )
+    # chunk_0001 again, then a bad id: skipped, with the strict reading's two warnings.
+    first = text[text.index("- chunk_id: chunk_0001") : text.index("- chunk_id: chunk_0002")]
+    index.write_text(f"{text}{first}- chunk_id: _bad\n  summary: x\n", encoding="utf-8")
     read = _same_as_strict(manager)
     assert len(read.entries) == 3 and len(read.warnings) == 2
     assert scan_index(index.read_bytes()) is not None  # scanned, not left to YAML
@@ -525,7 +499,8 @@ def test_damaged_index_warnings_and_errors_are_the_strict_loaders(tmp_path: Path
     with pytest.raises(IndexCorruptError) as strict:
         chunks_module._parse_index_strict(index, index.read_bytes())
     assert str(strict.value) == str(raised.value)
-    assert "at line 49" in str(raised.value)
+    # The loader marks where it gave up: the end of the file, after the unclosed line.
+    assert f"at line {text.count(chr(10)) + 2} " in str(raised.value)
 
 
 def test_a_version_other_than_this_programs_warns_as_the_strict_loader_does(
