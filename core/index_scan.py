@@ -17,7 +17,8 @@ uses the strict loader, whose answer (entries, warnings, errors) is the contract
   treats as a line break other than `\\n` (`\\r`, NEL, U+2028/9), that is not UTF-8 or
   does not end in a newline, or an entry the strict loader refuses, is "not mine" whole.
 
-Pure: bytes in, values out; no file access.
+Pure: bytes in, values out; no file access (a long scan only offers other threads the GIL
+now and then, YIELD_EVERY).
 
     scan_index(data) -> ScannedIndex | None    # None: "not mine", use the strict loader
     scan_entries(data) -> list | None          # entries alone (an appended tail), or None
@@ -30,6 +31,7 @@ Pure: bytes in, values out; no file access.
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -247,6 +249,22 @@ def decode_index(data: bytes) -> str | None:
         return None
 
 
+YIELD_EVERY = 64
+"""Entries scanned between two offers of the GIL to other threads: a 10,000-entry index is
+read in a worker thread (the TUI's Chunks tab, a background pass), and a scan that held the
+GIL throughout would leave the UI loop a turn only every switch interval (5 ms)."""
+
+
+def _load_all(texts: list[str]) -> list[Any]:
+    """Each entry loaded (`load_entry`), yielding the GIL every YIELD_EVERY entries."""
+    out: list[Any] = []
+    for i, entry_text in enumerate(texts, 1):
+        if i % YIELD_EVERY == 0:
+            time.sleep(0)
+        out.append(load_entry(entry_text))
+    return out
+
+
 def scan_entries(data: bytes) -> list[Any] | None:
     """The items of a run of entries (index.yaml after `chunks:`, or an appended tail: `- `
     lines at column 0 and their indented text), as `strict_load(data)` builds that list;
@@ -258,7 +276,7 @@ def scan_entries(data: bytes) -> list[Any] | None:
     if texts is None:
         return None
     try:
-        return [load_entry(t) for t in texts]
+        return _load_all(texts)
     except (yaml.YAMLError, RecursionError):
         return None
 
@@ -272,7 +290,7 @@ def scan_index(data: bytes) -> ScannedIndex | None:
         return None
     version, texts = split
     try:
-        return ScannedIndex(version, [load_entry(t) for t in texts])
+        return ScannedIndex(version, _load_all(texts))
     except (yaml.YAMLError, RecursionError):
         return None
 
