@@ -5,15 +5,19 @@ rewrite; a dead child is an error the app survives by planning in its thread; qu
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from textual.pilot import Pilot
 
 import inspector.app as app_module
 from core.manager import MemoryManager
 from core.planner import plan_compaction
+from inspector.app import InspectorApp
 from inspector.model import HotWindowModel, HotWindowSnapshot
 from inspector.plan_process import PlanProcess, PlanProcessError
 from inspector.widgets.hot_window import HotWindow
@@ -84,19 +88,27 @@ def test_a_dead_child_is_an_error_and_close_ends_the_child(basic: Path) -> None:
         planner.plan(snapshot, CONFIG)
 
 
-async def test_the_app_plans_a_big_session_in_the_child_and_ends_it_on_quit(
-    basic: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@contextlib.asynccontextmanager
+async def planning_in_a_child(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[tuple[InspectorApp, Pilot[None], int]]:
+    """The inspector on `root`, planning in its child from the first event: (app, pilot, the
+    child's pid), once the first plan is on screen and equals the one made in the thread."""
     monkeypatch.setattr(app_module, "PLAN_PROCESS_MIN_EVENTS", 1)
-    app = make(basic)
+    app = make(root)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         process = app._plan_process
         assert process is not None and process.pid is not None
-        pid = process.pid
-        preview = app.preview
-        assert preview is not None
-        assert preview.plan == _local(app.query_one(HotWindow).snapshot)
+        assert app.preview is not None
+        assert app.preview.plan == _local(app.query_one(HotWindow).snapshot)
+        yield app, pilot, process.pid
+
+
+async def test_the_app_plans_a_big_session_in_the_child_and_ends_it_on_quit(
+    basic: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with planning_in_a_child(basic, monkeypatch) as (_, pilot, pid):
         await pilot.press("q")
     with pytest.raises(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
@@ -105,13 +117,8 @@ async def test_the_app_plans_a_big_session_in_the_child_and_ends_it_on_quit(
 async def test_the_app_plans_in_its_thread_when_the_child_dies(
     basic: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(app_module, "PLAN_PROCESS_MIN_EVENTS", 1)
-    app = make(basic)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        process = app._plan_process
-        assert process is not None and process.pid is not None
-        os.kill(process.pid, signal.SIGKILL)
+    async with planning_in_a_child(basic, monkeypatch) as (app, pilot, pid):
+        os.kill(pid, signal.SIGKILL)
         app.preview = None
         app.request("plan")
         await settle(app, pilot)
