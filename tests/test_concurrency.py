@@ -180,3 +180,7 @@ def test_rotation_during_a_pass_over_a_long_history_abandons_it(
     assert result["compacted"] is False and result["abandoned"] is True, result
     assert "rotated" in result["reason"]
     assert_each_once(root, ids)
+    # Its pending evidence went with the session and was undone there (contract §8).
+    archived = list((root / "session_archive").iterdir())
+    assert len(archived) == 1
+    assert not list(archived[0].glob("chunks/pending/*"))
