@@ -32,7 +32,9 @@ Event text is untrusted: it is only copied (control characters removed), never e
 from __future__ import annotations
 
 import json
+import posixpath
 import re
+import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -247,6 +249,159 @@ def _command_of(args: Any) -> str:
     return ""
 
 
+_HEREDOC_RE = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][\w.-]*)\1")
+_REDIRECTS = frozenset({">", ">>", "&>", "&>>", ">|", "1>", "1>>"})
+_SEPARATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", ";;", "|&"})
+_PATCH_COMMAND_RE = re.compile(r"apply_patch|\*\*\* Begin Patch|\bgit apply\b|\bpatch\b")
+
+
+def _strip_heredocs(command: str) -> tuple[str, str]:
+    """(the command's lines without heredoc bodies, the bodies)."""
+    kept: list[str] = []
+    bodies: list[str] = []
+    lines = command.split("\n")
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        kept.append(line)
+        i += 1
+        for match in _HEREDOC_RE.finditer(line):
+            end = match.group(2)
+            while i < len(lines) and lines[i].strip() != end:
+                bodies.append(lines[i])
+                i += 1
+            i += 1  # the terminator
+    return "\n".join(kept), "\n".join(bodies)
+
+
+def _shell_words(text: str) -> list[str]:
+    """Words and operators of a shell text (quotes honoured); a plain split when it does not
+    parse (an unclosed quote)."""
+    lexer = shlex.shlex(text.replace("\n", " ; "), posix=True, punctuation_chars=";&|()<>")
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    try:
+        return list(lexer)
+    except ValueError:
+        return text.split()
+
+
+def _shell_target(word: str) -> str:
+    """A word as a written file, or "" (devices, fds, variables, globs, options)."""
+    if not word or word.startswith(("-", "&", "/dev/", "$", "`")) or word in ("/dev/null",):
+        return ""
+    if any(c in word for c in "*?$`{}"):
+        return ""
+    return _clean_path(word)
+
+
+def _sed_in_place(word: str) -> bool:
+    return word.startswith("--in-place") or bool(re.fullmatch(r"-[a-zA-Z]*i\S*", word))
+
+
+def _sed_files(args: list[str]) -> list[str]:
+    """The files of `sed -i …`: its operands after the script (the first operand, unless a
+    script came with -e/-f)."""
+    operands: list[str] = []
+    script_given = False
+    i = 0
+    while i < len(args):
+        word = args[i]
+        if word in ("-e", "-f", "--expression", "--file"):
+            script_given = True
+            i += 2
+            continue
+        if word.startswith(("--expression=", "--file=")):
+            script_given = True
+        elif not word.startswith("-"):
+            operands.append(word)
+        i += 1
+    return operands if script_given else operands[1:]
+
+
+_STDERR_REDIRECT_RE = re.compile(r"(?<![\w>&])2>>?\s*(?:&\d|[^\s;&|]+)")
+
+
+def _resolve(path: str, cwd: str | None) -> str:
+    """path joined to a `cd` directory of the same command (an absolute path stays)."""
+    if not cwd or path.startswith(("/", "~")):
+        return path
+    return posixpath.normpath(posixpath.join(cwd, path))
+
+
+def shell_edit_paths(command: str, cwd: str | None = None) -> list[str]:
+    """Files a shell command writes: `>`/`>>`/`&>` redirects, `tee`, `sed -i`, `touch`, the
+    target of `cp`/`mv`/`install`, heredocs (`cat > f <<EOF`), and apply_patch or diff
+    envelopes in its text (`*** Update File: …`). A relative path is resolved against a `cd`
+    earlier in the same command (and `cwd`, the directory it runs in, when given). Devices
+    (`/dev/null`), fd duplications (`2>&1`), variables and globs are not files."""
+    out: list[str] = []
+    text, bodies = _strip_heredocs(command[: TEXT_READ_CHARS * 4])
+    if _PATCH_COMMAND_RE.search(command[:TEXT_READ_CHARS]):
+        for path in patch_paths(bodies or text):
+            _add(out, _resolve(path, cwd))
+    words = _shell_words(_STDERR_REDIRECT_RE.sub(" ", text))
+    here = cwd
+    segment: list[str] = []
+    for word in [*words, ";"]:
+        if word in _SEPARATORS:
+            here = _segment_edits(segment, here, out)
+            segment = []
+        else:
+            segment.append(word)
+    return out
+
+
+def _segment_edits(words: list[str], cwd: str | None, out: list[str]) -> str | None:
+    """The files one simple command writes (added to out); returns the directory after it
+    (changed by `cd DIR`)."""
+    if not words:
+        return cwd
+    args: list[str] = []
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word in _REDIRECTS or (word in (">", ">>") and i + 1 < len(words)):
+            if i + 1 < len(words):
+                target = _shell_target(words[i + 1])
+                if target:
+                    _add(out, _resolve(target, cwd))
+            i += 2
+            continue
+        if word in (">&", "<", "<<", "<<<", "<&", "<>"):
+            i += 2
+            continue
+        args.append(word)
+        i += 1
+    # A digit just before a redirect (`2>`, `2>>`) is its fd, not an argument.
+    while args and args[-1].isdigit():
+        args.pop()
+    if not args:
+        return cwd
+    program = posixpath.basename(args[0])
+    rest = args[1:]
+    if program == "sudo" and rest:
+        program, rest = posixpath.basename(rest[0]), rest[1:]
+    if program == "cd":
+        target = rest[0] if rest else ""
+        if not target or target.startswith(("-", "~", "$")):
+            return None
+        return _resolve(target, cwd) if cwd else target
+    files = [w for w in rest if not w.startswith("-")]
+    targets: list[str] = []
+    if program == "tee" or program == "touch":
+        targets = files
+    elif program == "sed" and any(_sed_in_place(w) for w in rest):
+        targets = _sed_files(rest)
+    elif program in ("cp", "mv", "install", "ln") and len(files) >= 2:
+        targets = [files[-1]]
+    for target in targets:
+        cleaned = _shell_target(target)
+        if cleaned:
+            _add(out, _resolve(cleaned, cwd))
+    return cwd
+
+
 def classify_tool(name: str, arguments: Any) -> tuple[ActionKind, tuple[str, ...]]:
     """What a tool call did: ("edit", paths), ("command", (command,)), ("read", paths or
     query) or ("other", argument summary). Judged by the tool's name and its arguments."""
@@ -370,6 +525,9 @@ class Run:
     """Tool calls (name(args)) whose result is not in the span."""
     context: list[str] = field(default_factory=list)
     """System and screen events of the run, one line each (`(screen) …`, `(system) …`)."""
+    cwd: str | None = None
+    """The working directory the run's events name (`meta.cwd`), when one is known; its
+    paths are written relative to it."""
 
     def _targets(self, kind: ActionKind, carried: list[str]) -> list[str]:
         out: list[str] = []
@@ -419,9 +577,12 @@ def split_runs(events: Sequence[Event]) -> list[Run]:
     results = _results(events)
     called: set[str] = set()
     current: Run | None = None
+    cwd: str | None = None
     for index, event in enumerate(events):
+        cwd = event_cwd(event) or cwd
         if is_request(event):
             current = _request_run(event, index)
+            current.cwd = cwd
             runs.append(current)
         elif is_summary_event(event):
             current = _carry_summary(runs, current, event, index)
@@ -429,6 +590,7 @@ def split_runs(events: Sequence[Event]) -> list[Run]:
             if current is None:
                 current = Run(continued=True, start=index, end=index + 1)
                 runs.append(current)
+            current.cwd = cwd or current.cwd
             current.end = index + 1
             _add_event(current, event, results, called)
     return runs
@@ -498,6 +660,15 @@ def _add_call(run: Run, event: Event, results: dict[str, Event], called: set[str
     name = tool_name(event)
     args = call_arguments(event)
     action_kind, targets = classify_tool(name, args)
+    workdir = _call_workdir(args) or run.cwd
+    if action_kind in ("edit", "read"):
+        targets = tuple(relative_path(t, run.cwd) for t in targets)
+    shell_edits: tuple[str, ...] = ()
+    if action_kind == "command" and targets:
+        shell_edits = tuple(
+            relative_path(_resolve(p, workdir), run.cwd)
+            for p in shell_edit_paths(targets[0], None)
+        )
     used = event_text(args)[:TEXT_READ_CHARS] if args is not None else ""
     if used:
         run.used.append(clean_text(used))
@@ -509,8 +680,41 @@ def _add_call(run: Run, event: Event, results: dict[str, Event], called: set[str
     if result is None:
         run.pending.append(f"{name}({_args_brief(args)})")
     run.actions.append(Action(action_kind, name, targets, error=error, pending=result is None))
+    if shell_edits:
+        run.actions.append(Action("edit", name, shell_edits, error=error, pending=result is None))
     if result is not None:
         run.error = error
+
+
+def event_cwd(event: Event) -> str | None:
+    """The absolute working directory an event names in `meta.cwd` (importers set it from the
+    transcript's own record, e.g. a session header), else None."""
+    meta = event.get("meta")
+    value = meta.get("cwd") if isinstance(meta, dict) else None
+    if isinstance(value, str) and value.startswith("/") and len(value) <= 300:
+        return posixpath.normpath(collapse_whitespace(value))
+    return None
+
+
+def _call_workdir(args: Any) -> str | None:
+    """The directory a tool call says it runs in (`workdir`, `cwd`), when absolute."""
+    if isinstance(args, dict):
+        for key in ("workdir", "cwd", "working_directory"):
+            value = args.get(key)
+            if isinstance(value, str) and value.startswith("/"):
+                return posixpath.normpath(value)
+    return None
+
+
+def relative_path(path: str, cwd: str | None) -> str:
+    """path relative to cwd when it lies under it (`/repo/src/a.py` → `src/a.py`), else as
+    written."""
+    if not cwd or not path.startswith("/"):
+        return path
+    root = cwd.rstrip("/")
+    if path.startswith(root + "/") and len(path) > len(root) + 1:
+        return path[len(root) + 1 :]
+    return path
 
 
 def _args_brief(args: Any, max_chars: int = 80) -> str:
