@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from core.atomic import read_bytes_no_symlink
 from core.catalog import read_catalog, rebuild_catalog
 from core.chunks import (
+    ChunkEntry,
     list_chunk_files,
     read_chunk_events,
     read_index,
@@ -352,15 +353,17 @@ class MemoryManager:
         session_id = self.store.read_state().session_id
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
         aside = index.with_name(f"index.yaml.corrupt-{stamp}")
-        entries = [
-            recovered_entry(
-                chunk_id,
-                read_chunk_events(self.paths, chunk_id)[0],
-                self.config,
-                extra={"rebuilt_from": aside.name},
+        entries: list[ChunkEntry] = []
+        for chunk_id in sorted(list_chunk_files(self.paths)):
+            entries.append(
+                recovered_entry(
+                    chunk_id,
+                    read_chunk_events(self.paths, chunk_id)[0],
+                    self.config,
+                    extra={"rebuilt_from": aside.name},
+                    previous_files=entries[-1].extra.get("files") if entries else None,
+                )
             )
-            for chunk_id in sorted(list_chunk_files(self.paths))
-        ]
         with self.store.lock():
             if self.store.read_state().session_id != session_id:
                 raise SessionMemoryError("the session was rotated during repair; run repair again")

@@ -48,6 +48,7 @@ from core.runs import (
     REQUEST_LABEL,
     SPLIT_TURN_MARKER,
 )
+from core.filerecord import record_from_extra, record_lines, record_room
 from core.text import collapse_whitespace, shorten
 from core.tokens import estimate_tokens, fit_tokens
 
@@ -330,15 +331,24 @@ def cap_rolling(lines: list[str], max_lines: int) -> tuple[list[str], int]:
     return [truncation_marker(dropped), *lines[len(lines) - keep :]], dropped
 
 
+def file_record_lines(files: object, max_rolling_summary_lines: int) -> list[str]:
+    """The `[files]` lines of the newest entry's file record (its `files` field, see
+    core.filerecord), within the share of the Rolling Summary's cap they may take."""
+    return record_lines(record_from_extra(files), record_room(max_rolling_summary_lines))
+
+
 def render_summary(
     chunks: Sequence[tuple[str, str]],
     *,
     summary_max_chunks: int,
     max_rolling_summary_lines: int,
     max_summary_tokens: int | None = None,
+    files: object = None,
 ) -> RenderedSummaries:
     """summary.md and summary_archive.md from [(chunk_id, summary)], oldest first; with
-    max_summary_tokens, summary.md stays within `summary_md_bound_for(...)`."""
+    max_summary_tokens, summary.md stays within `summary_md_bound_for(...)`. `files`: the
+    newest index entry's file record (its `files` field), shown as the Rolling Summary's last
+    lines and counted in its cap."""
     if summary_max_chunks < 1:
         raise ValueError("summary_max_chunks must be ≥ 1")
     if max_rolling_summary_lines < 2:
@@ -348,8 +358,10 @@ def render_summary(
     split = max(0, len(chunks) - summary_max_chunks)
     archived, recent = list(chunks[:split]), list(chunks[split:])
 
+    record = file_record_lines(files, max_rolling_summary_lines)
     folded = [run.render() for run in _merged(archived)]
-    rolling, dropped = cap_rolling(folded, max_rolling_summary_lines)
+    rolling, dropped = cap_rolling(folded, max_rolling_summary_lines - len(record))
+    rolling = [*rolling, *record]
 
     parts = [TITLE, "", ROLLING_HEADING, ""]
     if rolling:
@@ -514,6 +526,7 @@ def render_summary_md_window(
     summary_max_chunks: int,
     max_rolling_summary_lines: int,
     max_summary_tokens: int | None = None,
+    files: object = None,
 ) -> str:
     """summary.md for `count` chunks, byte-identical to `render_summary(...).summary_md`,
     reading only the chunks it needs: the Recent Chunks and, walking back from the newest
@@ -528,6 +541,8 @@ def render_summary_md_window(
         raise ValueError("max_rolling_summary_lines must be ≥ 2")
     if count <= 0:
         return ""
+    record = file_record_lines(files, max_rolling_summary_lines)
+    max_rolling_summary_lines -= len(record)
     split = max(0, count - summary_max_chunks)
     if folded_total <= max_rolling_summary_lines:
         first = 0
@@ -549,6 +564,7 @@ def render_summary_md_window(
         rolling = [truncation_marker(dropped), *folded]
     else:
         rolling = folded
+    rolling = [*rolling, *record]
     parts = [TITLE, "", ROLLING_HEADING, ""]
     if rolling:
         parts.extend([*rolling, ""])
