@@ -827,7 +827,7 @@ _IDENT_RE = re.compile(
     r"|(?<![\w.])([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+)(?:\(\))?(?![\w])"
     r"|\b([A-Za-z_][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+)\b"
     r"|\b([a-z]+[A-Z][A-Za-z0-9]*|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*)\b"
-    r"|(?<![\w&])(#\d{1,7})\b"
+    r"|(?<![\w&])(#[1-9]\d{0,6})\b(?![-.]\d)"
     r"|\b([A-Z][A-Z0-9]{1,9}-\d{1,7})\b"
 )
 _HASH_RE = re.compile(r"^(?=.*\d)(?=.*[a-f])[0-9a-f]{7,}$")
@@ -838,14 +838,28 @@ _IMPORT_LINE_RE = re.compile(
 )
 
 
+_QUOTED_PATH_RE = re.compile(
+    r"([\"'`])((?:~|\.{1,2})?/?[^\"'`\n/]*/[^\"'`\n]*? [^\"'`\n]*?[\w.-])\1"
+)
+"""A quoted path with a space in it (`"/Users/Jo Smith/app/a.py"`): taken whole."""
+_ESCAPED_SPACE_PATH_RE = re.compile(r"(?:~|\.{1,2})?/?(?:[\w@.-]|\\ )+(?:/(?:[\w@.-]|\\ )+)+")
+_JSON_KEY_RE = re.compile(r"\"[\w.$@-]{1,80}\"\s*:")
+"""A JSON key (`"user_id":`): the data's vocabulary, not a name of the work."""
+_BACKTICK_OK_RE = re.compile(r"[\w~./@$-][^\s`]*")
+_LONG_DIGITS_RE = re.compile(r"\d{5,}")
+_UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
 def _noise(token: str) -> bool:
-    if re.fullmatch(r"#\d+", token):
+    if re.fullmatch(r"#[1-9]\d*", token):
         return False
     bare = token.strip("`")
     if not bare or bare.lower() in _NOISE_WORDS:
         return True
     if _HASH_RE.match(bare.lower()):
         return True
+    if "/" not in bare and "." not in bare and _LONG_DIGITS_RE.search(bare):
+        return True  # user and record ids (user_48213, U0248213), not names of the work
     if re.fullmatch(r"[\d.,:x×/ -]+", bare):  # numbers, coordinates, dates, sizes
         return True
     return bool(re.fullmatch(r"\d+(?:\.\d+)*[a-z]{0,3}", bare))
@@ -858,10 +872,19 @@ def extract_identifiers(text: str, *, limit: int = 200) -> list[str]:
     out: list[str] = []
     if not text:
         return out
-    rest = clean_text(text)
+    rest = _UUID_RE.sub(" ", _JSON_KEY_RE.sub(" ", clean_text(text)))
     for match in _URL_RE.finditer(rest):
         _add(out, match.group(0).rstrip(".,;:!?"), limit)
     rest = _URL_RE.sub(" ", rest)
+    for match in _QUOTED_PATH_RE.finditer(rest):
+        _add(out, match.group(2), limit)
+    rest = _QUOTED_PATH_RE.sub(" ", rest)
+    for match in _ESCAPED_SPACE_PATH_RE.finditer(rest):
+        if "\\ " in match.group(0):
+            _add(out, match.group(0).rstrip(".,;:"), limit)
+    rest = _ESCAPED_SPACE_PATH_RE.sub(
+        lambda m: " " if "\\ " in m.group(0) else m.group(0), rest
+    )
     for match in _WIN_PATH_RE.finditer(rest):
         _add(out, match.group(0).rstrip(".,;:"), limit)
     rest = _WIN_PATH_RE.sub(" ", rest)
@@ -874,6 +897,8 @@ def extract_identifiers(text: str, *, limit: int = 200) -> list[str]:
         _add(out, match.group(0), limit)
     for match in _IDENT_RE.finditer(rest):
         ident = next(g for g in match.groups() if g).strip()
+        if match.group(1) is not None and not _BACKTICK_OK_RE.fullmatch(ident):
+            continue  # a backticked phrase, or text between two unrelated backticks
         if not _noise(ident) and len(ident) >= 3:
             _add(out, ident, limit)
     return out

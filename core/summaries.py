@@ -114,11 +114,14 @@ def render_entry(chunk_id: str, summary: str) -> str:
 
 ROLLING_LINE_TOKENS = 80
 """The most estimated tokens one Rolling Summary line takes."""
-ROLLING_REQUEST_CHARS = 80
-"""A request is shortened to this many characters in a Rolling Summary line..."""
-ROLLING_REQUEST_TOKENS = 44
-"""...and to this many estimated tokens (a CJK request keeps its first 40 characters and leaves
-room for the run's paths)."""
+ROLLING_REQUEST_CHARS = 240
+"""A request is shortened to this many characters in a Rolling Summary line (most requests stay
+whole; the file record keeps every edited path, so the request comes first)..."""
+ROLLING_REQUEST_TOKENS = 56
+"""...and to this many estimated tokens (a CJK request keeps its first 56 characters and leaves
+room for a path or the outcome)."""
+CONTINUED_BELOW = "(continued in Recent Chunks)"
+"""The outcome of the newest folded line when its run goes on in a chunk still shown."""
 ENTRY_HEADER_TOKENS = 16
 """What an entry's `- **<chunk_id>**` line may take before the summary body is cut for it."""
 PAGE_TOKENS = 24
@@ -194,14 +197,17 @@ class RunLine:
             self.outcome = later.outcome
         self.in_progress = later.in_progress
 
-    def render(self) -> str:
+    def render(self, *, newest: bool = False) -> str:
         """`[id] request · edited: paths → outcome` within ROLLING_LINE_TOKENS: the request
-        (shortened) first, then as many whole paths as fit, then the outcome in what is left."""
+        (shortened) first, then as many whole paths as fit, then the outcome in what is left.
+        A split turn without an outcome says `(continued in Recent Chunks)` when it is the
+        newest folded line (its rest is shown below), and nothing otherwise (it ended without
+        a word from the agent, it is not "in progress")."""
         ids = self.chunk_ids
         label = f"[{ids[0]}]" if len(ids) == 1 else f"[{ids[0]}–{ids[-1]}]"
         request = fit_tokens(shorten(self.request, ROLLING_REQUEST_CHARS), ROLLING_REQUEST_TOKENS)
         line = f"{label} {request}"
-        outcome = self.outcome or ("(in progress)" if self.in_progress else "")
+        outcome = self.outcome or (CONTINUED_BELOW if self.in_progress and newest else "")
         if self.edits:
             shown: list[str] = []
             for n, path in enumerate(self.edits):
@@ -284,7 +290,7 @@ def run_lines(chunk_id: str, summary: str) -> list[RunLine]:
 
 def fold_lines(chunk_id: str, summary: str) -> list[str]:
     """The Rolling Summary lines one pushed-out chunk contributes (one per run, each bounded)."""
-    return [line.render() for line in _fold_runs(chunk_id, summary)]
+    return _rendered(_fold_runs(chunk_id, summary))
 
 
 def _fold_runs(chunk_id: str, summary: str) -> list[RunLine]:
@@ -294,6 +300,10 @@ def _fold_runs(chunk_id: str, summary: str) -> list[RunLine]:
     lines = [collapse_whitespace(ln) for ln in normalize_summary(summary).split("\n") if ln.strip()]
     text = " / ".join(lines[:12])
     return [RunLine([chunk_id], text or "(no summary)")]
+
+
+def _rendered(runs: Sequence[RunLine]) -> list[str]:
+    return [run.render(newest=n == len(runs) - 1) for n, run in enumerate(runs)]
 
 
 def _merged(chunks: Sequence[tuple[str, str]]) -> list[RunLine]:
@@ -359,7 +369,7 @@ def render_summary(
     archived, recent = list(chunks[:split]), list(chunks[split:])
 
     record = file_record_lines(files, max_rolling_summary_lines)
-    folded = [run.render() for run in _merged(archived)]
+    folded = _rendered(_merged(archived))
     rolling, dropped = cap_rolling(folded, max_rolling_summary_lines - len(record))
     rolling = [*rolling, *record]
 
@@ -554,7 +564,7 @@ def render_summary_md_window(
             first -= 1
             covered += lines_of(first)
     window = [chunk_at(i) for i in range(first, split)]
-    folded = [run.render() for run in _merged(window)]
+    folded = _rendered(_merged(window))
     if first > 0 or len(folded) != need:
         # The window starts inside the history: its first line may stand for a line begun
         # before it, so only the newest `need` lines are exact (and the cap keeps only those).
