@@ -3,6 +3,7 @@ the events alone, runs as its backbone (core.runs)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from core.events import Event
@@ -21,6 +22,7 @@ from core.runs import (
     TURN_PREFIX_SECTIONS,
     Run,
     call_arguments,
+    extract_identifiers,
     identifier_sources,
     result_error,
     said_and_used_identifiers,
@@ -39,8 +41,14 @@ from core.summarizer.layout import (
     Doc,
     add_unique,
     bounded,
+    decision,
+    document_outcome,
     focus_keywords,
+    is_document,
+    is_follow_up,
+    is_status_remark,
     prose,
+    user_prose,
 )
 from core.text import (
     clean_text,
@@ -159,41 +167,26 @@ class ExtractiveSummarizer:
                 doc.add("Progress", line, priority, sub=True, boost=boost)
             if run.outcome:
                 doc.add(
-                    "Progress",
-                    f"{OUTCOME_LABEL} {_last_sentences(run.outcome, 50)}",
-                    80,
-                    sub=True,
-                    boost=boost,
+                    "Progress", f"{OUTCOME_LABEL} {outcome_of(run)}", 80, sub=True, boost=boost
                 )
             if run.error:
                 doc.add("Progress", f"{ERROR_LABEL} {run.error}", 85, sub=True, boost=boost)
+            names = run_names(run)
+            if names:
+                doc.add("Progress", NAMES_LABEL + " " + ", ".join(names), 70, sub=True, boost=boost)
             for note in run.context[-3:]:
                 doc.add("Progress", note, 20, sub=True, boost=boost)
             for said in run.said[:1] if not run.continued else []:
-                for sentence in sentences(prose(said)):
-                    if CONSTRAINT_RE.search(sentence):
+                for sentence in sentences(user_prose(said)):
+                    if CONSTRAINT_RE.search(sentence) and not is_status_remark(sentence):
                         doc.add("Constraints & Preferences", shorten(sentence, 200), 65)
             for said in run.said[1:-1] if not run.continued else run.said[:-1]:
-                conclusion = first_sentences(prose(said), 50, 15)
+                conclusion = decision(said, 50)
                 if conclusion and conclusion not in run.outcome:
                     doc.add("Key Decisions", conclusion, 50, boost=recency)
 
         if runs:
-            final = runs[-1]
-            for call in final.pending:
-                doc.add("Next Steps", f"Check the result of {shorten(call, 120)}", 64)
-            if final.error:
-                doc.add("Next Steps", f"Resolve: {final.error}", 63)
-            if final.outcome:
-                own = prose(final.said[-1]) if final.said else ""
-                lines = [ln for ln in own.split("\n") if not LIST_ITEM_RE.match(ln)]
-                for sentence in sentences("\n".join(lines)):
-                    if NEXT_RE.search(sentence):
-                        doc.add("Next Steps", shorten(sentence, 200), 58)
-            elif final.request and not final.continued and not final.actions:
-                doc.add(
-                    "Next Steps", f"Answer the latest request: {shorten(final.request, 160)}", 60
-                )
+            _next_steps(doc, runs[-1])
 
         in_text = " ".join(it.text for it in doc.items)
         errors: list[str] = []
@@ -212,11 +205,14 @@ class ExtractiveSummarizer:
         for n, group in enumerate(_groups(rest, 8)):
             doc.add("Critical Context", "seen in tool output: " + ", ".join(group), 22 - n)
 
-        goal = ""
-        if runs:
-            goal = next((r.request for r in reversed(runs) if r.request), "")
-        goal = goal or _previous_goal(previous_summary)
+        # The Goal is the latest request that says what the work is: a short follow-up
+        # ("check again") stands under it, never as it.
+        latest = next((r.request for r in reversed(runs) if r.request), "")
+        goal = next((r.request for r in reversed(runs) if r.request and not is_follow_up(r.request)), "")
+        goal = goal or _previous_goal(previous_summary) or latest
         doc.pin_request("Goal", "", goal or "(no user request in this range)")
+        if latest and latest != goal:
+            doc.add("Goal", f"(latest: {shorten(latest, 120)})", 96)
         if len(runs) > 1:
             doc.add("Goal", f"({len(runs)} requests in this range, each under Progress)", 95)
         return bounded(HISTORY_LAYOUT, doc.items, frozenset({"Goal"}), max_tokens)
@@ -247,6 +243,65 @@ class ExtractiveSummarizer:
         for n, group in enumerate(_groups(idents, 8)):
             doc.add(suffix, "identifiers: " + ", ".join(group), 40 - n)
         return bounded(TURN_PREFIX_LAYOUT, doc.items, frozenset({"Original request"}), max_tokens)
+
+
+NAMES_LABEL = "names:"
+NAMES_PER_RUN = 8
+
+
+def outcome_of(run: Run, max_tokens: int = 50) -> str:
+    """How a run ended, in the agent's words: the closing sentences of its last message, or,
+    when that message is a document (a report, notes), its lead-in and size."""
+    last = run.said[-1] if run.said and run.outcome else run.outcome
+    if is_document(last):
+        return document_outcome(last, max_tokens)
+    return _last_sentences(run.outcome, max_tokens)
+
+
+def run_names(run: Run) -> list[str]:
+    """The key identifiers of a run, whole: those its request names, then those the agent both
+    said and used, then the rest it said, then what it used; paths, commands and names already
+    in the run's lines left out."""
+    shown = " ".join([run.request, *run.edits, *run.commands, *run.reads, run.outcome])
+    request = extract_identifiers(run.request) if not run.continued else []
+    words = [i for said in run.said[1:] for i in extract_identifiers(said, limit=60)]
+    used = [i for text in run.used for i in extract_identifiers(text, limit=60)]
+    both = [i for i in words if i in used]
+    out: list[str] = []
+    for ident in [*request, *both, *words, *used]:
+        if ident not in shown and ident not in out and len(ident) <= 80:
+            out.append(ident)
+        if len(out) >= NAMES_PER_RUN:
+            break
+    return out
+
+
+def _next_steps(doc: Doc, final: Run) -> None:
+    """What is left when the range ends: calls awaiting their result, the error the last run
+    ended on, a request not yet answered, and what the agent said it would do next (a
+    statement, never a question or offer to the user); else that the last request was
+    answered."""
+    added = 0
+    for call in final.pending:
+        doc.add("Next Steps", f"Check the result of {shorten(call, 120)}", 64)
+        added += 1
+    if final.error:
+        doc.add("Next Steps", f"Resolve: {final.error}", 63)
+        added += 1
+    if not final.outcome and final.request:
+        verb = "Continue" if final.actions or final.continued else "Answer"
+        doc.add("Next Steps", f"{verb}: {shorten(final.request, 200)}", 62)
+        added += 1
+    if final.outcome and final.said:
+        own = prose(final.said[-1])
+        lines = [ln for ln in own.split("\n") if not LIST_ITEM_RE.match(ln)]
+        for sentence in sentences("\n".join(lines)):
+            if NEXT_RE.search(sentence) and not sentence.rstrip().endswith("?"):
+                if not re.match(r"(?i)(?:if you|let me know|want me|shall i|should i)", sentence):
+                    doc.add("Next Steps", shorten(sentence, 200), 58)
+                    added += 1
+    if not added and final.outcome:
+        doc.add("Next Steps", "None pending: the latest request has its outcome above.", 57)
 
 
 def _last_tool_line(events: Sequence[Event]) -> str:
