@@ -58,6 +58,8 @@ READ_LABEL = "read:"
 TOOLS_LABEL = "tools:"
 OUTCOME_LABEL = "outcome:"
 ERROR_LABEL = "error:"
+NAMES_LABEL = "names:"
+"""A run's key identifiers (what its request names, what the agent said and used)."""
 ORIGINAL_REQUEST_LABEL = "Original request:"
 SPLIT_TURN_MARKER = "Turn Context (split turn):"
 ROOT_REQUEST_PLACEHOLDER = "(the first request, kept verbatim at the top of the hot window)"
@@ -520,7 +522,7 @@ class Run:
     said: list[str] = field(default_factory=list)
     """The user's and the agent's own words (cleaned, not flattened)."""
     used: list[str] = field(default_factory=list)
-    """Tool-call arguments as text."""
+    """Tool-call argument values as text (keys left out), one entry a call."""
     pending: list[str] = field(default_factory=list)
     """Tool calls (name(args)) whose result is not in the span."""
     context: list[str] = field(default_factory=list)
@@ -669,7 +671,7 @@ def _add_call(run: Run, event: Event, results: dict[str, Event], called: set[str
             relative_path(_resolve(p, workdir), run.cwd)
             for p in shell_edit_paths(targets[0], None)
         )
-    used = event_text(args)[:TEXT_READ_CHARS] if args is not None else ""
+    used = argument_text(args) if args is not None else ""
     if used:
         run.used.append(clean_text(used))
     call_id = event.get("tool_call_id")
@@ -839,7 +841,8 @@ _IMPORT_LINE_RE = re.compile(
 
 
 _QUOTED_PATH_RE = re.compile(
-    r"([\"'`])((?:~|\.{1,2})?/?[^\"'`\n/]*/[^\"'`\n]*? [^\"'`\n]*?[\w.-])\1"
+    r"([\"'`])((?:~|\.{1,2}|[A-Za-z]:)?/(?:[^\"'`\n/\\*:<>|]{1,80}/)+[^\"'`\n/\\*:<>|]{0,80}[\w.-]"
+    r"|(?:[^\"'`\n/\\*:<>|\s][^\"'`\n/\\*:<>|]{0,80}/)+[^\"'`\n/\\*:<>|]{0,80}\.[A-Za-z0-9]{1,8})\1"
 )
 """A quoted path with a space in it (`"/Users/Jo Smith/app/a.py"`): taken whole."""
 _ESCAPED_SPACE_PATH_RE = re.compile(r"(?:~|\.{1,2})?/?(?:[\w@.-]|\\ )+(?:/(?:[\w@.-]|\\ )+)+")
@@ -877,8 +880,9 @@ def extract_identifiers(text: str, *, limit: int = 200) -> list[str]:
         _add(out, match.group(0).rstrip(".,;:!?"), limit)
     rest = _URL_RE.sub(" ", rest)
     for match in _QUOTED_PATH_RE.finditer(rest):
-        _add(out, match.group(2), limit)
-    rest = _QUOTED_PATH_RE.sub(" ", rest)
+        if " " in match.group(2):
+            _add(out, match.group(2), limit)
+    rest = _QUOTED_PATH_RE.sub(lambda m: " " if " " in m.group(2) else m.group(0), rest)
     for match in _ESCAPED_SPACE_PATH_RE.finditer(rest):
         if "\\ " in match.group(0):
             _add(out, match.group(0).rstrip(".,;:"), limit)

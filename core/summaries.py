@@ -43,6 +43,7 @@ from core.runs import (
     CONTINUED_LABEL,
     EDITED_LABEL,
     ERROR_LABEL,
+    NAMES_LABEL,
     ORIGINAL_REQUEST_LABEL,
     OUTCOME_LABEL,
     REQUEST_LABEL,
@@ -120,6 +121,8 @@ whole; the file record keeps every edited path, so the request comes first)...""
 ROLLING_REQUEST_TOKENS = 56
 """...and to this many estimated tokens (a CJK request keeps its first 56 characters and leaves
 room for a path or the outcome)."""
+ROLLING_OUTCOME_TOKENS = 24
+"""Room a line's key names leave for the outcome."""
 CONTINUED_BELOW = "(continued in Recent Chunks)"
 """The outcome of the newest folded line when its run goes on in a chunk still shown."""
 ENTRY_HEADER_TOKENS = 16
@@ -184,6 +187,7 @@ class RunLine:
     edits: list[str] = field(default_factory=list)
     outcome: str = ""
     in_progress: bool = False
+    names: list[str] = field(default_factory=list)
 
     def absorb(self, later: RunLine) -> None:
         """The same run continued in a later chunk: one line for both."""
@@ -193,6 +197,9 @@ class RunLine:
         for path in later.edits:
             if path not in self.edits:
                 self.edits.append(path)
+        for name in later.names:
+            if name not in self.names:
+                self.names.append(name)
         if later.outcome:
             self.outcome = later.outcome
         self.in_progress = later.in_progress
@@ -223,6 +230,14 @@ class RunLine:
                 line += f" (+{rest} more)" if rest else ""
             else:
                 line += f" · {EDITED_LABEL} {len(self.edits)} files"
+        shown_names: list[str] = []
+        for name in self.names:
+            candidate = f"{line} · {NAMES_LABEL} {', '.join([*shown_names, name])}"
+            if estimate_tokens(candidate) > ROLLING_LINE_TOKENS - ROLLING_OUTCOME_TOKENS:
+                break
+            shown_names.append(name)
+        if shown_names:
+            line += f" · {NAMES_LABEL} {', '.join(shown_names)}"
         if outcome:
             room = ROLLING_LINE_TOKENS - estimate_tokens(line + " → ")
             if room >= 4:
@@ -264,6 +279,10 @@ def run_lines(chunk_id: str, summary: str) -> list[RunLine]:
                         current.edits.append(path)
             elif body.startswith(OUTCOME_LABEL):
                 current.outcome = _value(body, OUTCOME_LABEL)
+            elif body.startswith(NAMES_LABEL):
+                for name in _value(body, NAMES_LABEL).split(", "):
+                    if name and name not in current.names:
+                        current.names.append(name)
             elif body.startswith(ERROR_LABEL) and not current.outcome:
                 current.outcome = "error: " + _value(body, ERROR_LABEL)
         elif not raw.startswith(" "):

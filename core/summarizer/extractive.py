@@ -13,6 +13,7 @@ from core.runs import (
     EDITED_LABEL,
     ERROR_LABEL,
     HISTORY_SECTIONS,
+    NAMES_LABEL,
     OUTCOME_LABEL,
     RAN_LABEL,
     READ_LABEL,
@@ -245,7 +246,6 @@ class ExtractiveSummarizer:
         return bounded(TURN_PREFIX_LAYOUT, doc.items, frozenset({"Original request"}), max_tokens)
 
 
-NAMES_LABEL = "names:"
 NAMES_PER_RUN = 8
 
 
