@@ -277,15 +277,14 @@ def _strip_heredocs(command: str) -> tuple[str, str]:
 
 
 def _shell_words(text: str) -> list[str]:
-    """Words and operators of a shell text (quotes honoured); a plain split when it does not
-    parse (an unclosed quote)."""
+    """Words and operators of a shell text (quotes honoured); none when it does not parse."""
     lexer = shlex.shlex(text.replace("\n", " ; "), posix=True, punctuation_chars=";&|()<>")
     lexer.whitespace_split = True
     lexer.commenters = ""
     try:
         return list(lexer)
     except ValueError:
-        return text.split()
+        return []  # an unclosed quote: the shell would refuse it too, so nothing is written
 
 
 def _shell_target(word: str) -> str:
@@ -668,8 +667,7 @@ def _add_call(run: Run, event: Event, results: dict[str, Event], called: set[str
     shell_edits: tuple[str, ...] = ()
     if action_kind == "command" and targets:
         shell_edits = tuple(
-            relative_path(_resolve(p, workdir), run.cwd)
-            for p in shell_edit_paths(targets[0], None)
+            relative_path(_resolve(p, workdir), run.cwd) for p in shell_edit_paths(targets[0], None)
         )
     used = argument_text(args) if args is not None else ""
     if used:
@@ -850,7 +848,9 @@ _JSON_KEY_RE = re.compile(r"\"[\w.$@-]{1,80}\"\s*:")
 """A JSON key (`"user_id":`): the data's vocabulary, not a name of the work."""
 _BACKTICK_OK_RE = re.compile(r"[\w~./@$-][^\s`]*")
 _LONG_DIGITS_RE = re.compile(r"\d{5,}")
-_UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_UUID_RE = re.compile(
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+)
 
 
 def _noise(token: str) -> bool:
@@ -886,9 +886,7 @@ def extract_identifiers(text: str, *, limit: int = 200) -> list[str]:
     for match in _ESCAPED_SPACE_PATH_RE.finditer(rest):
         if "\\ " in match.group(0):
             _add(out, match.group(0).rstrip(".,;:"), limit)
-    rest = _ESCAPED_SPACE_PATH_RE.sub(
-        lambda m: " " if "\\ " in m.group(0) else m.group(0), rest
-    )
+    rest = _ESCAPED_SPACE_PATH_RE.sub(lambda m: " " if "\\ " in m.group(0) else m.group(0), rest)
     for match in _WIN_PATH_RE.finditer(rest):
         _add(out, match.group(0).rstrip(".,;:"), limit)
     rest = _WIN_PATH_RE.sub(" ", rest)

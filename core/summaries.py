@@ -39,6 +39,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from core.filerecord import record_from_extra, record_lines, record_room
 from core.runs import (
     CONTINUED_LABEL,
     EDITED_LABEL,
@@ -49,7 +50,6 @@ from core.runs import (
     REQUEST_LABEL,
     SPLIT_TURN_MARKER,
 )
-from core.filerecord import record_from_extra, record_lines, record_room
 from core.text import collapse_whitespace, shorten
 from core.tokens import estimate_tokens, fit_tokens
 

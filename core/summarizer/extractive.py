@@ -25,6 +25,7 @@ from core.runs import (
     call_arguments,
     extract_identifiers,
     identifier_sources,
+    relative_path,
     result_error,
     said_and_used_identifiers,
     split_runs,
@@ -167,9 +168,7 @@ class ExtractiveSummarizer:
             for line, priority in _action_lines(run):
                 doc.add("Progress", line, priority, sub=True, boost=boost)
             if run.outcome:
-                doc.add(
-                    "Progress", f"{OUTCOME_LABEL} {outcome_of(run)}", 80, sub=True, boost=boost
-                )
+                doc.add("Progress", f"{OUTCOME_LABEL} {outcome_of(run)}", 80, sub=True, boost=boost)
             if run.error:
                 doc.add("Progress", f"{ERROR_LABEL} {run.error}", 85, sub=True, boost=boost)
             names = run_names(run)
@@ -199,8 +198,11 @@ class ExtractiveSummarizer:
             if error not in in_text:
                 doc.add("Critical Context", f"{ERROR_LABEL} {error}", 55)
         said_used, shown = identifier_sources(events, limit=120)
-        first = [i for i in said_used if i not in in_text]
-        rest = [i for i in shown if i not in in_text]
+        cwd = next((r.cwd for r in reversed(runs) if r.cwd), None)
+        first = [
+            i for i in dict.fromkeys(relative_path(i, cwd) for i in said_used) if i not in in_text
+        ]
+        rest = [i for i in dict.fromkeys(relative_path(i, cwd) for i in shown) if i not in in_text]
         for n, group in enumerate(_groups(first, 8)):
             doc.add("Critical Context", "identifiers: " + ", ".join(group), 56 - n)
         for n, group in enumerate(_groups(rest, 8)):
@@ -209,7 +211,9 @@ class ExtractiveSummarizer:
         # The Goal is the latest request that says what the work is: a short follow-up
         # ("check again") stands under it, never as it.
         latest = next((r.request for r in reversed(runs) if r.request), "")
-        goal = next((r.request for r in reversed(runs) if r.request and not is_follow_up(r.request)), "")
+        goal = next(
+            (r.request for r in reversed(runs) if r.request and not is_follow_up(r.request)), ""
+        )
         goal = goal or _previous_goal(previous_summary) or latest
         doc.pin_request("Goal", "", goal or "(no user request in this range)")
         if latest and latest != goal:
@@ -269,11 +273,15 @@ def run_names(run: Run) -> list[str]:
     both = [i for i in words if i in used]
     out: list[str] = []
     for ident in [*request, *both, *words, *used]:
+        ident = relative_path(ident, run.cwd)
         if ident not in shown and ident not in out and len(ident) <= 80:
             out.append(ident)
         if len(out) >= NAMES_PER_RUN:
             break
     return out
+
+
+_OFFER_RE = re.compile(r"(?i)(?:if you|let me know|want me|shall i|should i|would you)")
 
 
 def _next_steps(doc: Doc, final: Run) -> None:
@@ -296,10 +304,10 @@ def _next_steps(doc: Doc, final: Run) -> None:
         own = prose(final.said[-1])
         lines = [ln for ln in own.split("\n") if not LIST_ITEM_RE.match(ln)]
         for sentence in sentences("\n".join(lines)):
-            if NEXT_RE.search(sentence) and not sentence.rstrip().endswith("?"):
-                if not re.match(r"(?i)(?:if you|let me know|want me|shall i|should i)", sentence):
-                    doc.add("Next Steps", shorten(sentence, 200), 58)
-                    added += 1
+            offer = sentence.rstrip().endswith("?") or _OFFER_RE.match(sentence)
+            if NEXT_RE.search(sentence) and not offer:
+                doc.add("Next Steps", shorten(sentence, 200), 58)
+                added += 1
     if not added and final.outcome:
         doc.add("Next Steps", "None pending: the latest request has its outcome above.", 57)
 

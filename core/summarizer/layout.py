@@ -80,7 +80,11 @@ def is_follow_up(request: str) -> bool:
     text = collapse_whitespace(request).strip(" -*>\"'")
     if not text:
         return True
-    if estimate_tokens(text) > 12 or len(text.split()) > 6 or len(_CJK_CHAR_RE.sub("", text)) < len(text) - 6:
+    if (
+        estimate_tokens(text) > 12
+        or len(text.split()) > 6
+        or len(_CJK_CHAR_RE.sub("", text)) < len(text) - 6
+    ):
         return False
     if re.search(r"[\w-]+\.[A-Za-z]{1,5}\b|/|_|[a-z][A-Z]|`", text):
         return False  # names a file or an identifier: it says what to work on
@@ -96,7 +100,7 @@ def is_status_remark(sentence: str) -> bool:
     """The agent narrating its work ("Let me look at x.", "Adding a test for it.") or asking."""
     words = sentence.split()
     return (
-        len(words) < 5 and not re.search(r"[\u3000-\u9fff]", sentence)
+        (len(words) < 5 and not re.search(r"[\u3000-\u9fff]", sentence))
         or sentence.rstrip().endswith(("?", ":", "…", "..."))
         or bool(NARRATION_RE.match(sentence.strip(" *_-")))
     )
