@@ -238,17 +238,31 @@ def patch_paths(text: str) -> list[str]:
     return out
 
 
-def _command_of(args: Any) -> str:
+def raw_command(args: Any) -> str:
+    """A shell tool call's command as written (lines kept), "" when it has none."""
     if isinstance(args, str):
-        return collapse_whitespace(args)
+        return args
     if isinstance(args, dict):
         for key in _COMMAND_KEYS:
             value = args.get(key)
             if isinstance(value, str) and value.strip():
-                return collapse_whitespace(value)
+                return value
             if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-                return collapse_whitespace(" ".join(value))
+                return " ".join(value)
     return ""
+
+
+def _command_of(args: Any) -> str:
+    """A command on one line; a heredoc's body is left out (`cat <<'EOF' > f.py …(12 lines)`):
+    it is a file's content, not the command."""
+    raw = raw_command(args)
+    if "<<" in raw and "\n" in raw:
+        kept, _bodies = _strip_heredocs(raw)
+        total = raw.count("\n")
+        if kept.count("\n") < total:
+            shown = " ; ".join(ln.strip() for ln in kept.split("\n") if ln.strip())
+            return collapse_whitespace(f"{shown} …({total} lines)")
+    return collapse_whitespace(raw)
 
 
 _HEREDOC_RE = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][\w.-]*)\1")
@@ -667,7 +681,8 @@ def _add_call(run: Run, event: Event, results: dict[str, Event], called: set[str
     shell_edits: tuple[str, ...] = ()
     if action_kind == "command" and targets:
         shell_edits = tuple(
-            relative_path(_resolve(p, workdir), run.cwd) for p in shell_edit_paths(targets[0], None)
+            relative_path(_resolve(p, workdir), run.cwd)
+            for p in shell_edit_paths(raw_command(args) or targets[0], None)
         )
     used = argument_text(args) if args is not None else ""
     if used:

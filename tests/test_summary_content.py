@@ -360,3 +360,11 @@ def test_long_absolute_paths_are_written_relative_to_the_cwd_once() -> None:
     lines = record_lines(record, 5)
     assert lines[0] == f"[files] paths relative to: {root}"
     assert "[files] modified: src/helpers/strings.py" in lines
+
+
+def test_a_heredoc_body_is_content_not_command_or_edits() -> None:
+    command = "cat <<'EOF' > repro.py\nx = 1 > 2\nprint(x)  # >> y\nEOF\npython repro.py"
+    events = [user("Reproduce the bug."), call("1", "bash", {"command": command}), done("1")]
+    (run,) = split_runs(events)
+    assert run.edits == ["repro.py"]
+    assert run.commands == ["cat <<'EOF' > repro.py ; python repro.py …(4 lines)"]
