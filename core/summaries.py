@@ -13,15 +13,20 @@ Rules fixed here:
   blank line. A summary is normalised first: trailing spaces cut, leading/trailing blank lines
   dropped.
 - Fold (hierarchical): a pushed-out summary adds one line per run it covers (core.runs):
-  `[<chunk_id>] <request> · edited: <paths> → <outcome>`, at most `ROLLING_LINE_TOKENS`
-  estimated tokens, paths whole (those that do not fit are counted, `(+N more)`). A run that
+  `[<chunk_id>] <request> · edited: <paths> · names: <identifiers> → <outcome>`, at most
+  `ROLLING_LINE_TOKENS` estimated tokens, paths whole (those that do not fit are counted,
+  `(+N more)`; the file record names them all). A run that
   continues in the next chunk (a split turn) is one line, labelled `[<first>–<last>]`. A summary
   without run entries (another backend's free text) folds to one line of its first lines. A
   summary with no text adds `[<chunk_id>] (no summary)`. Every line starts with its chunk label,
   so no summary can forge a section heading and truncation keeps whole entries with their label.
-- Cap: at most `max_rolling_summary_lines` lines, the marker included. When more were folded,
-  the oldest are dropped and exactly one marker `[… N earlier lines truncated]` (N = lines
-  dropped) stands first.
+- File record: the newest index entry's `files` field (core.filerecord) closes the Rolling
+  Summary as `[files] …` lines, from the first pass on; they count in the cap below and take
+  at most `record_room(max_rolling_summary_lines)` of it, so every modified file stays named
+  after its chunk is folded.
+- Cap: at most `max_rolling_summary_lines` lines, the marker and the record included. When more
+  were folded, the oldest are dropped and exactly one marker `[… N earlier lines truncated]`
+  (N = lines dropped) stands first.
 - Bound: with `max_summary_tokens` given, each Recent Chunks entry is cut to
   `entry_budget(max_summary_tokens)`, so that summary.md never exceeds `summary_md_bound(config)`
   (see that function and docs/SUMMARIES.md), whatever the session's length.
