@@ -38,9 +38,9 @@ from core.tokens import estimate_tokens, fit_tokens
 FILES_KEY = "files"
 """The index entry's extra field that holds the record."""
 RECORD_LABEL = "[files]"
-MAX_MODIFIED = 150
+MAX_MODIFIED = 100
 """Modified files an entry keeps (the least recently modified go first beyond it)."""
-MAX_READ = 40
+MAX_READ = 24
 """Files only read that an entry keeps."""
 LINE_TOKENS = 80
 """A record line's bound: the Rolling Summary's (core.summaries.ROLLING_LINE_TOKENS)."""
