@@ -368,3 +368,20 @@ def test_a_heredoc_body_is_content_not_command_or_edits() -> None:
     (run,) = split_runs(events)
     assert run.edits == ["repro.py"]
     assert run.commands == ["cat <<'EOF' > repro.py ; python repro.py …(4 lines)"]
+
+
+def test_a_run_that_stopped_on_an_announcement_has_no_outcome() -> None:
+    """ "Let me run the failing tests." is what the agent was about to do, not how the run
+    ended: it is shown as `last said:`, and Next Steps says to continue the request."""
+    events = [
+        user("Fix the flaky retry test."),
+        call("1", "read", {"path": "tests/test_retry.py"}),
+        done("1", "code"),
+        said("THOUGHT: Let me run the failing tests."),
+    ]
+    text = EX.summarize(events)
+    assert "  last said: Let me run the failing tests." in text
+    assert "outcome:" not in text
+    assert section(text, "Next Steps:") == ["- Continue: Fix the flaky retry test."]
+    concluded = [*events[:3], said("THOUGHT: The retry reused a stale clock. Fixed it.")]
+    assert "  outcome: The retry reused a stale clock. Fixed it." in EX.summarize(concluded)

@@ -167,7 +167,11 @@ class ExtractiveSummarizer:
             doc.pin_request("Progress", label, run.request or EARLIER_REQUEST_PLACEHOLDER)
             for line, priority in _action_lines(run):
                 doc.add("Progress", line, priority, sub=True, boost=boost)
-            if run.outcome:
+            if run.outcome and is_ongoing(run):
+                doc.add(
+                    "Progress", f"{LAST_SAID_LABEL} {outcome_of(run)}", 66, sub=True, boost=boost
+                )
+            elif run.outcome:
                 doc.add("Progress", f"{OUTCOME_LABEL} {outcome_of(run)}", 80, sub=True, boost=boost)
             if run.error:
                 doc.add("Progress", f"{ERROR_LABEL} {run.error}", 85, sub=True, boost=boost)
@@ -253,13 +257,34 @@ class ExtractiveSummarizer:
 NAMES_PER_RUN = 8
 
 
+LAST_SAID_LABEL = "last said:"
+"""A run whose agent's last words say what it is about to do, not how it ended."""
+_ROLE_PREFIX_RE = re.compile(r"^(?:THOUGHT|DISCUSSION|ANALYSIS|PLAN|REASONING):\s*")
+_ONGOING_RE = re.compile(
+    r"^(?:let me|let's|let us|i'll|i will|i'm going to|i am going to|i need to|i should|"
+    r"(?:now|next|first|then),? (?:i'll|i will|let me|let's)|running|looking|checking|reading|"
+    r"searching|trying|opening|viewing|inspecting)\b",
+    re.IGNORECASE,
+)
+
+
+def is_ongoing(run: Run) -> bool:
+    """Whether the run's last assistant message only announces steps ("Let me run the tests.")
+    and concludes nothing: the run stopped before a result (its range ended, or the user moved
+    on)."""
+    last = run.said[-1] if run.said and run.outcome else ""
+    parts = [_ROLE_PREFIX_RE.sub("", p) for p in sentences(prose(last)[-TEXT_READ_CHARS:])]
+    return bool(parts) and all(_ONGOING_RE.match(p) or p.endswith(":") for p in parts)
+
+
 def outcome_of(run: Run, max_tokens: int = 50) -> str:
     """How a run ended, in the agent's words: the closing sentences of its last message, or,
-    when that message is a document (a report, notes), its lead-in and size."""
+    when that message is a document (a report, notes), its lead-in and size. A leading role
+    label of the agent's format (`THOUGHT:`) is left out."""
     last = run.said[-1] if run.said and run.outcome else run.outcome
     if is_document(last):
         return document_outcome(last, max_tokens)
-    return _last_sentences(run.outcome, max_tokens)
+    return _ROLE_PREFIX_RE.sub("", _last_sentences(run.outcome, max_tokens))
 
 
 def run_names(run: Run) -> list[str]:
@@ -296,7 +321,7 @@ def _next_steps(doc: Doc, final: Run) -> None:
     if final.error:
         doc.add("Next Steps", f"Resolve: {final.error}", 63)
         added += 1
-    if not final.outcome and final.request:
+    if (not final.outcome or is_ongoing(final)) and final.request:
         verb = "Continue" if final.actions or final.continued else "Answer"
         doc.add("Next Steps", f"{verb}: {shorten(final.request, 200)}", 62)
         added += 1
@@ -308,7 +333,7 @@ def _next_steps(doc: Doc, final: Run) -> None:
             if NEXT_RE.search(sentence) and not offer:
                 doc.add("Next Steps", shorten(sentence, 200), 58)
                 added += 1
-    if not added and final.outcome:
+    if not added and final.outcome and not is_ongoing(final):
         doc.add("Next Steps", "None pending: the latest request has its outcome above.", 57)
 
 
