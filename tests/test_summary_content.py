@@ -385,3 +385,28 @@ def test_a_run_that_stopped_on_an_announcement_has_no_outcome() -> None:
     assert section(text, "Next Steps:") == ["- Continue: Fix the flaky retry test."]
     concluded = [*events[:3], said("THOUGHT: The retry reused a stale clock. Fixed it.")]
     assert "  outcome: The retry reused a stale clock. Fixed it." in EX.summarize(concluded)
+
+
+def test_repair_rebuilds_the_file_record_from_the_chunk_files(tmp_path: Path) -> None:
+    root = tmp_path / "memory"
+    mm = MemoryManager(root, config())
+    written: list[str] = []
+    for r in range(3):
+        mm.begin_run(f"Run {r}: add the parser module {r}.")
+        for k in range(6):
+            path = f"src/parser_{r}/part_{k}.py"
+            written.append(path)
+            mm.append(call(f"c{r}{k}", "bash", {"command": f"echo x > {path}"}))
+            mm.append(done(f"c{r}{k}", "ok " + "." * 400))
+            mm.save()
+        mm.commit_run(f"Parser {r} added.")
+        mm.wait_for_maintenance(30)
+    session = root / "session"
+    before = (session / "summary.md").read_text(encoding="utf-8")
+    record = [line for line in before.split("\n") if line.startswith("[files]")]
+    assert record, "the record is in summary.md from the first pass on"
+    (session / "chunks" / "index.yaml").write_text("chunks: [unclosed", encoding="utf-8")
+    assert mm.repair().get("index_rebuilt") == 1
+    after = (session / "summary.md").read_text(encoding="utf-8")
+    assert [line for line in after.split("\n") if line.startswith("[files]")] == record
+    mm.close()
