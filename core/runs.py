@@ -939,7 +939,19 @@ def argument_text(args: Any) -> str:
                 walk(item, depth + 1)
 
     walk(parse_arguments(args), 0)
-    return "\n".join(parts)[:TEXT_READ_CHARS]
+    return _head_words("\n".join(parts), TEXT_READ_CHARS)
+
+
+def _head_words(text: str, limit: int) -> str:
+    """The first `limit` characters of text, without a word cut in two at the end (a name cut
+    there would be read as a name of its own: `CouponExpir`)."""
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    if not text[limit].isspace():
+        cut = max(head.rfind(" "), head.rfind("\n"), head.rfind("\t"))
+        head = head[:cut] if cut > 0 else ""
+    return head
 
 
 def _without_imports(text: str) -> str:
@@ -962,10 +974,12 @@ def identifier_sources(
         if kind == "tool_call":
             target, text = used, argument_text(call_arguments(event))
         elif kind in ("tool_result", "screen_context"):
-            text = _without_imports(event_text(event.get("content"))[:RESULT_READ_CHARS])
+            text = _without_imports(
+                _head_words(event_text(event.get("content")), RESULT_READ_CHARS)
+            )
             target = shown
         elif is_request(event) or is_assistant_text(event):
-            target, text = said, event_text(event.get("content"))[:TEXT_READ_CHARS]
+            target, text = said, _head_words(event_text(event.get("content")), TEXT_READ_CHARS)
         else:
             continue
         if len(target) >= limit:

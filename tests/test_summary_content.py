@@ -19,7 +19,7 @@ from core.filerecord import (
 )
 from core.maintenance import PassResult
 from core.manager import MemoryManager
-from core.runs import extract_identifiers, shell_edit_paths, split_runs
+from core.runs import extract_identifiers, identifier_sources, shell_edit_paths, split_runs
 from core.summaries import render_summary, render_summary_md_window
 from core.summarizer import ExtractiveSummarizer
 
@@ -410,3 +410,10 @@ def test_repair_rebuilds_the_file_record_from_the_chunk_files(tmp_path: Path) ->
     after = (session / "summary.md").read_text(encoding="utf-8")
     assert [line for line in after.split("\n") if line.startswith("[files]")] == record
     mm.close()
+
+
+def test_a_name_cut_by_the_read_limit_is_not_a_name() -> None:
+    output = "x " * 996 + "CouponExpiredError raised"  # the limit falls inside the name
+    events = [user("Why?"), call("1", "grep", {"pattern": "Coupon"}), done("1", output)]
+    _said_used, shown = identifier_sources(events)
+    assert not any(i.startswith("CouponExp") for i in shown)
