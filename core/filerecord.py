@@ -153,7 +153,9 @@ def record_room(max_rolling_summary_lines: int) -> int:
     return min(max_rolling_summary_lines // 3, max_rolling_summary_lines - 2)
 
 
-def _pack(label: str, paths: Sequence[str], max_lines: int, more_note: str) -> list[str]:
+def _pack(
+    label: str, paths: Sequence[str], max_lines: int, more_note: str, earlier: int = 0
+) -> list[str]:
     """`[files] <label>: a, b, …` lines of at most LINE_TOKENS, every path whole; when they do
     not all fit, the newest (last) paths are kept and the last line counts the rest."""
     if max_lines <= 0 or not paths:
@@ -180,15 +182,24 @@ def _pack(label: str, paths: Sequence[str], max_lines: int, more_note: str) -> l
                 out.append(head + note)
         return out
 
-    keep = len(paths)
-    while keep > 0:
-        dropped = len(paths) - keep
+    def attempt(keep: int) -> list[str]:
+        dropped = len(paths) - keep + earlier
         note = more_note.format(n=dropped) if dropped else ""
-        lines = lines_for(paths[len(paths) - keep :], note)
+        return lines_for(paths[len(paths) - keep :], note)
+
+    whole = attempt(len(paths))
+    if len(whole) <= max_lines:
+        return whole
+    # Fewer paths never take more lines: the most that fit, by bisection.
+    low, high, best = 1, len(paths) - 1, [head + more_note.format(n=len(paths) + earlier)]
+    while low <= high:
+        mid = (low + high) // 2
+        lines = attempt(mid)
         if len(lines) <= max_lines:
-            return lines
-        keep -= 1
-    return [head + more_note.format(n=len(paths))][:max_lines]
+            best, low = lines, mid + 1
+        else:
+            high = mid - 1
+    return best[:max_lines]
 
 
 def record_lines(record: FileRecord | None, max_lines: int) -> list[str]:
@@ -202,17 +213,16 @@ def record_lines(record: FileRecord | None, max_lines: int) -> list[str]:
     room = max_lines - len(out)
     read_room = max(1, room // 4) if record.read else 0
     mod_room = room - read_room if record.read and room > 1 else room
-    modified = _pack(
-        "modified",
-        record.modified,
-        mod_room,
-        "(+{n} more modified earlier: summary_archive.md, recall)",
+    out.extend(
+        _pack(
+            "modified",
+            record.modified,
+            mod_room,
+            "(+{n} more modified earlier: summary_archive.md, recall)",
+            earlier_mod,
+        )
     )
-    if earlier_mod and modified and "more modified earlier" not in modified[-1]:
-        note = f"(+{earlier_mod} more modified earlier: summary_archive.md, recall)"
-        if estimate_tokens(f"{modified[-1]} {note}") <= LINE_TOKENS:
-            modified[-1] = f"{modified[-1]} {note}"
-    out.extend(modified)
     left = max_lines - len(out)
-    out.extend(_pack("read", record.read, min(left, read_room), "(+{n} more read)"))
+    earlier_read = max(0, record.read_total - len(record.read))
+    out.extend(_pack("read", record.read, min(left, read_room), "(+{n} more read)", earlier_read))
     return out[:max_lines]

@@ -417,3 +417,12 @@ def test_a_name_cut_by_the_read_limit_is_not_a_name() -> None:
     events = [user("Why?"), call("1", "grep", {"pattern": "Coupon"}), done("1", output)]
     _said_used, shown = identifier_sources(events)
     assert not any(i.startswith("CouponExp") for i in shown)
+
+
+def test_an_overflowing_record_keeps_the_newest_and_counts_the_rest() -> None:
+    paths = [f"pkg/m{n:03d}/file_{n:03d}.py" for n in range(100)]
+    lines = record_lines(FileRecord(paths, [], None, 130, 0), 4)
+    text = "\n".join(lines)
+    assert len(lines) == 4 and "pkg/m099/file_099.py" in text and "pkg/m000/" not in text
+    shown = sum(p in text for p in paths)
+    assert f"(+{130 - shown} more modified earlier" in lines[-1]
