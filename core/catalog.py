@@ -376,18 +376,17 @@ def _parse_line(raw: bytes) -> tuple[CatalogEntry, tuple[int, int, int, str]] | 
         return None
 
 
-_SPAN_RE = re.compile(rb', "s": (\d{1,18}), "e": (\d{1,18}), "fl": ')
-"""An entry line's span in index.yaml. The last `"s": ` of a line is the entry's own: only
-fields of a fixed form (numbers, hex digests) follow it, and a JSON string cannot hold an
-unescaped quote."""
-
-
 def _load_raw(path: Path) -> tuple[list[bytes], list[str] | None, bool]:
     """The catalog's lines up to the first that is not a whole line of the expected shape
     (a torn last line, garbage) or does not begin where the line before it ended in
     index.yaml (a lost line: the entries after it would be trusted without the one it held),
-    each parsed only when needed; their ids when every line has the shape (counted in C:
-    this runs for every command); and whether every whole line was kept."""
+    each parsed only when needed; their ids (read without parsing: this runs for every
+    command); and whether every whole line was kept.
+
+    A line's span is read after its last `, "s": `: only fields of a fixed form (numbers,
+    hex digests) follow the entry's own, and no JSON string can hold an unescaped quote, so
+    a field of `x` or `cut` named `s` comes before it. Spans are compared as text (json
+    writes no leading zeros)."""
     try:
         data = read_bytes_no_symlink(path)
     except OSError:
@@ -396,15 +395,17 @@ def _load_raw(path: Path) -> tuple[list[bytes], list[str] | None, bool]:
     lines.pop()  # what follows the last newline: "" or a torn line
     ids: list[str] = []
     skip = len(_ID_PREFIX)
-    expect = len(INDEX_HEAD)
+    expect = str(len(INDEX_HEAD)).encode()
     for k, raw in enumerate(lines):
         end = raw.find(b'"', skip)
         if not (raw.startswith(_ID_PREFIX) and raw.endswith(b"}")) or end < 0:
             return lines[:k], ids, False
-        span = _SPAN_RE.match(raw, max(0, raw.rfind(b', "s": ')))
-        if span is None or int(span[1]) != expect:
+        at = raw.rfind(b', "s": ') + 7
+        mid = raw.find(b', "e": ', at)
+        stop = raw.find(b",", mid + 7)
+        if at < 7 or mid < 0 or stop < 0 or raw[at:mid] != expect:
             return lines[:k], ids, False
-        expect = int(span[2])
+        expect = raw[mid + 7 : stop]
         ids.append(raw[skip:end].decode("ascii", "replace"))
     return lines, ids, True
 
