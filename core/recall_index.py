@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sqlite3
 import stat
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
@@ -255,7 +256,9 @@ and a search that still meets one falls back): every one means "rebuild", never 
 error."""
 
 _NUMERIC_META = ("next_no", "generation", "count")
-_CHUNK_ID_RE: list[Any] = []
+_CHUNK_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+"""core.paths.CHUNK_ID_RE and its length limit (that module imports pathlib: a cold recall
+does not)."""
 
 
 def _meta(conn: sqlite3.Connection) -> dict[str, str]:
@@ -272,21 +275,19 @@ def _meta(conn: sqlite3.Connection) -> dict[str, str]:
     return meta
 
 
-def _chunk_rows(conn: sqlite3.Connection, columns: str) -> list[tuple[Any, ...]]:
-    """Rows of the chunks table (`columns` ends with chunk_id, file_key), checked: the
-    number an integer, the id a safe chunk id (it names a file: no row may point outside
-    the chunks folder), the key text."""
-    if not _CHUNK_ID_RE:
-        import re
-
-        _CHUNK_ID_RE.append(re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}"))
-    match = _CHUNK_ID_RE[0].fullmatch
+def _chunk_rows(conn: sqlite3.Connection, first: str | None = None) -> list[tuple[Any, ...]]:
+    """Rows `(first, chunk_id, file_key)` of the chunks table (`first`: "no", "summary" or
+    none), checked: the number an integer, the summary text, the id a safe chunk id (it
+    names a file: no row may point outside the chunks folder), the key text."""
+    match = _CHUNK_ID_RE.fullmatch
+    columns = "chunk_id, file_key" if first is None else f"{first}, chunk_id, file_key"
     rows = conn.execute(f"SELECT {columns} FROM chunks").fetchall()
+    want = {None: None, "no": int, "summary": str}[first]
     for row in rows:
         cid, key = row[-2], row[-1]
         if not isinstance(cid, str) or match(cid) is None or not isinstance(key, str):
             raise DamagedIndex("malformed chunks row")
-        if len(row) > 2 and not isinstance(row[0], int):
+        if want is not None and not isinstance(row[0], want):
             raise DamagedIndex("malformed chunks row")
     return rows
 
@@ -620,7 +621,7 @@ class PersistentRecallIndex:
         if self._checked is not None and self._checked[0] == generation and self._ids:
             ids = self._ids
         else:
-            rows = _chunk_rows(conn, "no, chunk_id, file_key")
+            rows = _chunk_rows(conn, "no")
             ids = {no: cid for no, cid, _ in rows}
             keys = [(cid, key) for _, cid, key in rows]
         return _Stored(
@@ -656,7 +657,7 @@ class PersistentRecallIndex:
         assert self._conn is not None
         keys = stored.keys
         if keys is None:
-            keys = [(cid, key) for cid, key in _chunk_rows(self._conn, "chunk_id, file_key")]
+            keys = [(cid, key) for cid, key in _chunk_rows(self._conn)]
         changed = _first_changed(self.chunks_dir, keys)
         if changed is not None:
             return f"{changed} changed"
@@ -685,10 +686,7 @@ class PersistentRecallIndex:
                 entries, index_end = appended
                 rebuild = False
             else:
-                stored = {
-                    cid: (summary, key)
-                    for summary, cid, key in _chunk_rows(conn, "summary, chunk_id, file_key")
-                }
+                stored = {cid: (summary, key) for summary, cid, key in _chunk_rows(conn, "summary")}
                 files_match = (
                     _first_changed(self.chunks_dir, [(c, k) for c, (_, k) in stored.items()])
                     is None

@@ -446,3 +446,25 @@ def test_one_damaged_archive_is_reported_and_skipped_and_repair_mends_it(
     assert run.returncode == 0, run.stderr
     sessions = {r.get("session_id") for r in json.loads(run.stdout)["results"]}
     assert name in sessions, "the archive's chunks are found again"
+
+
+def test_a_healthy_index_passes_the_checks_without_a_rebuild_or_a_warning(tmp_path: Path) -> None:
+    """The checks refuse only what is wrong: an index.yaml copied to a new inode (the full
+    re-read path) and a restarted process leave a healthy file as it is, with no warning."""
+    root = tmp_path / "memory"
+    mm, _ids = three_chunks(root)
+    mm.close()
+    index = root / "session" / "chunks" / "index.yaml"
+    data = index.read_bytes()
+    index.unlink()
+    index.write_bytes(data)
+    inode = index_file(root).stat().st_ino
+    writer = MemoryManager(root, small_config())
+    assert writer.recall("camera").results
+    assert writer.recall_warnings == []
+    store = writer.recall_cache.file_for(writer.paths)
+    assert not store.last_sync.rebuilt, store.last_sync
+    writer.close()
+    assert index_file(root).stat().st_ino == inode
+    viewer = MemoryManager(root, small_config(), read_only=True)
+    assert viewer.recall("E4").results and viewer.recall_warnings == []
