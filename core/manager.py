@@ -34,9 +34,11 @@ from core.status import (
     ArchiveInfo,
     PlanReport,
     SessionStatus,
+    archive_info,
     list_archives,
     plan_report,
     session_status,
+    unreadable_archive,
 )
 from core.store import SessionStore
 from core.summarizer import Summarizer, make_summarizer
@@ -391,14 +393,15 @@ class MemoryManager:
                     done = recover_archive(self.store, child, self.config)
             except SessionMemoryError as exc:
                 counts["archives_unrecoverable"] = counts.get("archives_unrecoverable", 0) + 1
-                self.store.warnings.append(
-                    f"archived session {child.name} cannot be recovered ({exc}); status and "
-                    f"recall skip it; to set it aside, move {child} out of "
-                    f"{self.paths.archive_root}"
-                )
+                self.store.warnings.append(unreadable_archive(self.paths, child, exc))
                 continue
             if done:
                 counts["archives_recovered"] = counts.get("archives_recovered", 0) + 1
+            try:
+                archive_info(self.memory_dir, child)
+            except (SessionMemoryError, OSError) as exc:  # a FIFO as its state.json, …
+                counts["archives_unreadable"] = counts.get("archives_unreadable", 0) + 1
+                self.store.warnings.append(unreadable_archive(self.paths, child, exc))
         return counts
 
     def _rebuild_archive_index(self, child: Path) -> bool:

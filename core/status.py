@@ -229,12 +229,20 @@ def list_archives(
             info = archive_info(memory_dir, child)
         except (SessionMemoryError, OSError) as exc:
             if warnings is not None:
-                warnings.append(f"archived session {child.name} left out: {exc}")
+                warnings.append(unreadable_archive(paths, child, exc))
             continue
         if info.problem is not None and warnings is not None:
             warnings.append(f"archived session {child.name} has no readable index: {info.problem}")
         out.append(info)
     return out
+
+
+def unreadable_archive(paths: MemoryPaths, child: Path, exc: BaseException) -> str:
+    """The warning for an archived session that cannot be read, saying how to set it aside."""
+    return (
+        f"archived session {child.name} left out: {exc} (status and recall skip it; to set "
+        f"it aside for good, move {child} out of {paths.archive_root})"
+    )
 
 
 def archive_info(memory_dir: Path, child: Path) -> ArchiveInfo:
@@ -314,4 +322,5 @@ __all__ = [
     "list_archives",
     "plan_report",
     "session_status",
+    "unreadable_archive",
 ]

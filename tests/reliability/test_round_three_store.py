@@ -468,3 +468,30 @@ def test_a_healthy_index_passes_the_checks_without_a_rebuild_or_a_warning(tmp_pa
     assert index_file(root).stat().st_ino == inode
     viewer = MemoryManager(root, small_config(), read_only=True)
     assert viewer.recall("E4").results and viewer.recall_warnings == []
+
+
+@pytest.mark.parametrize("name", ["state.json", "events.jsonl"])
+def test_an_archive_repair_cannot_mend_is_skipped_and_repair_says_how_to_set_it_aside(
+    tmp_path: Path, name: str
+) -> None:
+    root = tmp_path / "memory"
+    mm, _ids = seeded_root(root)
+    archived = Path(str(mm.rotate().archive_path))
+    fill(mm, 3, start=50)
+    assert mm.save(force=True).compacted
+    mm.close()
+    (archived / name).unlink()
+    os.mkfifo(archived / name)
+    status = run_cli(root, "status", "--json", timeout=HANG)
+    assert status.returncode == 0, status.stderr
+    assert any(archived.name in w for w in json.loads(status.stdout)["warnings"])
+    run = run_cli(root, "recall", "E51", "--all-sessions", "--json", timeout=HANG)
+    assert run.returncode == 0 and json.loads(run.stdout)["results"], run.stderr
+    run = run_cli(root, "repair", "--json", timeout=HANG)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["repaired"].get("archives_unreadable") == 1
+    assert f"move {archived} out of" in run.stderr, "repair says how to set it aside"
+    # Following that advice ends the warnings.
+    archived.rename(tmp_path / archived.name)
+    status = run_cli(root, "status", "--json", timeout=HANG)
+    assert json.loads(status.stdout)["warnings"] == []
