@@ -377,6 +377,29 @@ def test_reading_commands_never_write_the_catalog(tmp_path: Path, state: str) ->
     assert root_snapshot(root) == before, "the read-only manager (the TUI's)"
 
 
+@pytest.mark.extended  # the whole inspector, every tab: ~5 s
+async def test_the_read_only_inspector_never_writes_the_catalog(tmp_path: Path) -> None:
+    """`session-inspector --read-only` on a root whose catalog is missing: every tab shown and
+    a recall run; afterwards every file under the root is as it was."""
+    from inspector.widgets.recall_view import RecallView
+    from tests.helpers.tui import SIZE, make, settle
+
+    root = tmp_path / "memory"
+    mm, _ids = three_chunks(root)
+    mm.close()
+    _catalog(root).unlink()
+    before = root_snapshot(root)
+    app = make(root, read_only=True, config=small_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        for tab in ("chunks", "summary", "prompt", "archive", "recall"):
+            app.action_show_tab(tab)
+            await settle(app, pilot)
+        app.query_one(RecallView).search("camera")
+        await settle(app, pilot)
+    assert root_snapshot(root) == before
+
+
 # --------------------------------------------------------------------------- 6: archives
 
 
