@@ -30,7 +30,9 @@ from core.errors import BadInputError, EventError
 from core.events import validate_event
 from core.jsonl import serialize_event
 
-FORMATS: tuple[str, ...] = ("pi", "openai", "mini-swe-agent")
+FORMATS: tuple[str, ...] = ("pi", "openai", "mini-swe-agent", "claude-code", "codex")
+LINE_FORMATS: tuple[str, ...] = ("claude-code", "codex")
+"""Formats read line by line (core/import_stream.py), so `follow` can tail them live."""
 
 
 @dataclass(frozen=True)
@@ -99,6 +101,10 @@ def parse_transcript(text: str, fmt: str, source: str = "<string>") -> Transcrip
     check_format(fmt)
     if text.startswith("\ufeff"):
         text = text[1:]
+    if fmt in LINE_FORMATS:
+        from core.import_stream import line_parser, parse_lines
+
+        return parse_lines(text, line_parser(fmt, source))
     builder = _Builder(fmt, source)
     _PARSERS[fmt](text, builder)
     return builder.finish()
@@ -125,6 +131,9 @@ class _Builder:
     call_names: dict[str, str] = field(default_factory=dict)
     """tool_call_id -> tool name, for every call seen so far."""
     answered: set[str] = field(default_factory=set)
+    open_ids: dict[str, str | None] = field(default_factory=dict)
+    """The log's tool call id -> the stored id of its latest call while unanswered, None once
+    answered (an id may be reused after that)."""
     count: int = 0
 
     def error(self, line: int, message: str) -> BadInputError:
@@ -164,15 +173,28 @@ class _Builder:
             raise self.error(line, "a tool call needs a non-empty string id")
         if not isinstance(name, str) or not name:
             raise self.error(line, f"tool call {call_id!r} needs a non-empty string name")
+        source_id = call_id
         if call_id in self.call_names:
-            raise self.error(line, f"tool call id {call_id!r} is used twice")
+            if self.open_ids.get(call_id) is not None:
+                raise self.error(
+                    line, f"tool call id {call_id!r} is used again before its first call's result"
+                )
+            # A model may reuse an id once the call that had it was answered (issue 23): the
+            # calls pair with results in order, and the store gets a unique id for each.
+            n = 2
+            while f"{call_id}#{n}" in self.call_names:
+                n += 1
+            call_id = f"{call_id}#{n}"
         self.call_names[call_id] = name
+        self.open_ids[source_id] = call_id
+        meta = {"source_tool_call_id": source_id} if call_id != source_id else None
         return self.event(
             "tool_call",
             "assistant",
             None,
             line=line,
             ts=ts,
+            meta=meta,
             name=name,
             tool_call_id=call_id,
             arguments=arguments,
@@ -190,10 +212,14 @@ class _Builder:
     ) -> dict[str, Any]:
         if not isinstance(call_id, str) or not call_id:
             raise self.error(line, "a tool result needs the string id of its tool call")
-        if call_id not in self.call_names:
+        if call_id not in self.open_ids:
             raise self.error(line, f"tool result for {call_id!r}, but no earlier tool call has it")
-        if call_id in self.answered:
-            raise self.error(line, f"a second tool result for tool call {call_id!r}")
+        source_id, call_id = call_id, self.open_ids.get(call_id)
+        if call_id is None:
+            raise self.error(line, f"a second tool result for tool call {source_id!r}")
+        self.open_ids[source_id] = None
+        if call_id != source_id:
+            meta = {**(meta or {}), "source_tool_call_id": source_id}
         self.answered.add(call_id)
         tool_name = self.call_names[call_id]
         if isinstance(name, str) and name and name != tool_name:
