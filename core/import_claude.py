@@ -44,7 +44,10 @@ _WRAPPERS = re.compile(
     r"<local-command-stderr>|<local-command-caveat>|<task-notification>|<system-reminder>|"
     r"<bash-stdout>|<bash-stderr>|<user-prompt-submit-hook>|\[Request interrupted by user)"
 )
-"""User-role text Claude Code wrote itself (slash-command wrappers, notices, interruptions)."""
+"""User-role text Claude Code wrote itself (command output, notices, interruptions)."""
+
+_SLASH = re.compile(r"^\s*<command-(message|name)>")
+"""A slash command as Claude Code records it: `<command-message>…<command-name>/init…`."""
 
 
 @dataclass
@@ -106,14 +109,10 @@ class ClaudeCodeParser:
                     self._typed(prompt, line, ts, mid_turn=True)
                     return
             self.stream.skip("attachment")
-        elif ltype in _SKIPPED_TYPES or "message" not in value:
+        elif ltype in _SKIPPED_TYPES:
             self.stream.skip(ltype)
         else:
-            raise self.b.error(
-                line,
-                f"unknown Claude Code line type {ltype!r} with a message "
-                "(this reader knows user, assistant, system, queue-operation, attachment)",
-            )
+            self.stream.skip_unknown(ltype, line)
 
     def close(self) -> None:
         if self.boundary is not None:
@@ -180,7 +179,7 @@ class ClaudeCodeParser:
             elif btype == "redacted_thinking":
                 self.thinking.append("[redacted thinking]")
             else:
-                self.stream.skip(f"assistant {btype} block")
+                self.stream.skip_unknown(f"assistant {btype} block", line)
 
     def _output(self, event: dict[str, Any]) -> None:
         if self.thinking:
@@ -221,6 +220,11 @@ class ClaudeCodeParser:
         text = text_of(others)
         if not text:
             return
+        if _SLASH.match(text) and value.get("isMeta") is not True:
+            # The slash command a person typed (`/init`, `/review 12`) is their request: without
+            # it a session started by a command would have no turn at all.
+            self._typed(text, line, ts, mid_turn=False, kind="slash_command")
+            return
         if value.get("isMeta") is True or _WRAPPERS.match(text):
             self._end_call()
             self.stream.input(
@@ -233,9 +237,13 @@ class ClaudeCodeParser:
             self.queued.remove(text)  # a queued prompt delivered as a turn of its own
         self._typed(text, line, ts, mid_turn=False)
 
-    def _typed(self, text: str, line: int, ts: str | None, *, mid_turn: bool) -> None:
+    def _typed(
+        self, text: str, line: int, ts: str | None, *, mid_turn: bool, kind: str | None = None
+    ) -> None:
         self._end_call()
-        meta = {"queued": "mid_turn"} if mid_turn else None
+        meta: dict[str, Any] = {"queued": "mid_turn"} if mid_turn else {}
+        if kind is not None:
+            meta["kind"] = kind
         self.stream.input(self.b.event("user_input", "user", text, line=line, ts=ts, meta=meta))
 
     def _queue(self, value: dict[str, Any], line: int, ts: str | None) -> None:

@@ -56,7 +56,9 @@ class CodexParser:
         payload = value.get("payload")
         ts = _iso_ts(value.get("timestamp"))
         if not isinstance(payload, dict):
-            raise self.b.error(line, f'a Codex {ltype!r} line needs a "payload" object')
+            if ltype in ("session_meta", "response_item", "event_msg", "compacted"):
+                raise self.b.error(line, f'a Codex {ltype!r} line needs a "payload" object')
+            payload = {}
         if ltype == "session_meta":
             sid = payload.get("id")
             if isinstance(sid, str) and self.stream.session_id is None:
@@ -80,14 +82,10 @@ class CodexParser:
                     summary=message if isinstance(message, str) else None,
                 )
             )
-        elif ltype == "turn_context":
-            self.stream.skip("turn_context")
+        elif ltype in ("turn_context", "world_state"):
+            self.stream.skip(ltype)
         else:
-            raise self.b.error(
-                line,
-                f"unknown Codex line type {ltype!r} (this reader knows session_meta, "
-                "response_item, event_msg, turn_context, compacted)",
-            )
+            self.stream.skip_unknown(ltype, line)
 
     def close(self) -> None:
         self.reasoning = []
@@ -142,14 +140,16 @@ class CodexParser:
             self.stream.input(
                 b.tool_result(item.get("call_id"), content, line=line, ts=ts, meta=meta)
             )
+        elif itype == "agent_message":
+            # A message between agents (multi-agent Codex): context this agent read.
+            self._inputs_follow()
+            meta = {"kind": "codex_agent_message"}
+            text = text_of(item.get("content"))
+            self.stream.input(b.event("system_event", "system", text, line=line, ts=ts, meta=meta))
         elif itype in _SKIPPED_ITEMS:
             self.stream.skip(f"response_item {itype}")
         else:
-            raise b.error(
-                line,
-                f"unknown Codex response item type {itype!r} (this reader knows message, "
-                "reasoning, function_call, custom_tool_call, local_shell_call and their outputs)",
-            )
+            self.stream.skip_unknown(f"response_item {itype}", line)
 
     def _output(self, event: dict[str, Any]) -> None:
         if self.reasoning:

@@ -61,6 +61,9 @@ class Stream:
     """The source session's id, when the log names it."""
     skipped: dict[str, int] = field(default_factory=dict)
     """What was read and deliberately not imported, by kind (reports and docs name them)."""
+    unknown: dict[str, list[int]] = field(default_factory=dict)
+    """Line kinds this reader does not know, skipped: kind -> [first line, count]. Agents add
+    bookkeeping line types often; `import` warns with FILE:LINE instead of refusing the log."""
     in_call: bool = False
     """A model call has started and no input came since."""
 
@@ -84,6 +87,19 @@ class Stream:
 
     def skip(self, kind: str) -> None:
         self.skipped[kind] = self.skipped.get(kind, 0) + 1
+
+    def skip_unknown(self, kind: str, line: int) -> None:
+        seen = self.unknown.setdefault(kind, [line, 0])
+        seen[1] += 1
+
+    def warnings(self) -> list[str]:
+        """One line per unknown kind: `FILE:LINE: N lines of unknown kind K skipped`."""
+        source = self.builder.source
+        return [
+            f"{source}:{first}: {count} line{'s' if count != 1 else ''} of unknown kind "
+            f"{kind!r} skipped"
+            for kind, (first, count) in self.unknown.items()
+        ]
 
     def drain(self) -> list[Action]:
         out, self.actions = self.actions, []
@@ -223,6 +239,21 @@ def source_compaction(
         line=line,
         ts=ts,
         meta={"source_compaction": info},
+    )
+
+
+def pi_compaction(
+    b: _Builder, entry: dict[str, Any], *, line: int, ts: str | None
+) -> dict[str, Any]:
+    """pi's own `compaction` entry (`summary`, `tokensBefore`) as a source-compaction marker."""
+    summary = entry.get("summary")
+    return source_compaction(
+        b,
+        "pi",
+        line=line,
+        ts=ts,
+        summary=summary if isinstance(summary, str) else None,
+        tokens_before=nonneg(entry.get("tokensBefore")),
     )
 
 

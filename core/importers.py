@@ -478,7 +478,11 @@ def _parse_pi(text: str, b: _Builder) -> None:
             content = _blocks_text(entry.get("content"), line=line, builder=b)
             meta = {"custom_type": entry.get("customType")}
             b.add_input(b.event("system_event", "system", content, line=line, ts=ts, meta=meta))
-        # compaction, branch_summary, model_change, thinking_level_change, custom, label,
+        elif etype == "compaction":
+            from core.import_stream import pi_compaction
+
+            b.add_input(pi_compaction(b, entry, line=line, ts=ts))
+        # branch_summary, model_change, thinking_level_change, custom, label,
         # session_info and entry types newer than this reader: not part of what is imported.
 
 
