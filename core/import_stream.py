@@ -123,7 +123,11 @@ class Stream:
         if b.count == 0:
             raise BadInputError(f"{b.source}: no messages to import")
         transcript = Transcript(
-            b.fmt, b.source, [ModelCall(i, o, p[0]) for i, o, p in calls], pending
+            b.fmt,
+            b.source,
+            [ModelCall(i, o, p[0]) for i, o, p in calls],
+            pending,
+            self.warnings(),
         )
         _fill_timestamps(transcript.events())
         return transcript

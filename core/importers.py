@@ -55,6 +55,8 @@ class Transcript:
     calls: list[ModelCall]
     trailing: list[dict[str, Any]]
     """Events after the last model call (may be empty)."""
+    warnings: list[str] = field(default_factory=list)
+    """`FILE:LINE: ...` notes on lines skipped as unknown (claude-code, codex)."""
 
     def events(self) -> list[dict[str, Any]]:
         """Every event in the transcript's order: each call's inputs and outputs, then trailing."""
