@@ -10,7 +10,8 @@ What it handles:
 
 - **partial last line**: bytes after the last newline wait for the rest of their line (a line
   over `MAX_LINE_BYTES` is an error naming FILE:LINE);
-- **truncation or replacement** (the file got shorter, or its path now names another file):
+- **truncation or replacement** (the file got shorter, its path now names another file, or
+  its first bytes changed):
   the current session is closed (rotated into `session_archive/`) and the new content is read
   from its start into a fresh session, so no event is doubled;
 - **the agent's own compactions**: kept as `system_event`s with `meta.source_compaction`;
@@ -48,6 +49,7 @@ from core.manager import MemoryManager
 from core.replay import ProviderScale, ReplayStats, _append, _maybe_pass, prompt_estimate
 
 FOLLOW_FORMATS: tuple[str, ...] = ("claude-code", "codex", "pi")
+HEAD_BYTES = 256
 READ_CHUNK = 1 << 20
 """Bytes read at a time: a long backlog is taken in slices, so `stop()` is seen between them."""
 
@@ -145,6 +147,7 @@ class Follower:
 
     def _reset(self) -> None:
         self.offset = 0
+        self.head = b""  # the file's first bytes as read: others there later = rewritten
         self.line = 0
         self.partial = b""
         self.parser: LineParser | None = None
@@ -199,11 +202,17 @@ class Follower:
         count = 0
         try:
             with self.path.open("rb") as f:
+                if self.head and f.read(len(self.head)) != self.head:
+                    # Same file, other bytes at its start: rewritten past our offset between
+                    # two polls (truncated, then written again).
+                    self._restart("rewritten")
                 f.seek(self.offset)
                 while not self._stop.is_set():
                     data = f.read(READ_CHUNK)
                     if not data:
                         break
+                    if self.offset < HEAD_BYTES:
+                        self.head = (self.head + data)[:HEAD_BYTES]
                     self.offset += len(data)
                     count += self._take(data)
         except OSError as exc:
