@@ -261,6 +261,19 @@ def pi_compaction(
     )
 
 
+def reasoning_of(message: dict[str, Any], extra: dict[str, Any] | None) -> str:
+    """`reasoning_content` (or `reasoning`) of a chat message, else of the raw response's
+    first choice kept in mini-swe-agent's `extra.response`; "" when there is none."""
+    candidates: list[Any] = [message.get("reasoning_content"), message.get("reasoning")]
+    response = extra.get("response") if isinstance(extra, dict) else None
+    choices = response.get("choices") if isinstance(response, dict) else None
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        inner = choices[0].get("message")
+        if isinstance(inner, dict):
+            candidates += [inner.get("reasoning_content"), inner.get("reasoning")]
+    return next((c for c in candidates if isinstance(c, str) and c.strip()), "")
+
+
 def line_parser(fmt: str, source: str) -> LineParser:
     """A fresh parser for one of `core.importers.LINE_FORMATS`."""
     if fmt == "claude-code":

@@ -679,7 +679,9 @@ def _openai_message(message: Any, line: int, b: _Builder, started: bool) -> bool
         content = _blocks_text(message.get("content"), line=line, builder=b)
         b.add_input(b.event("user_input", "user", content, line=line))
     elif role == "assistant":
-        b.add_call(_openai_assistant(message, line, None, b), _openai_prompt_tokens(message))
+        outputs = _openai_assistant(message, line, None, b)
+        outputs = _with_reasoning(outputs, message, None, b, line, None)
+        b.add_call(outputs, _openai_prompt_tokens(message))
     elif role == "tool":
         content = _blocks_text(message.get("content"), line=line, builder=b)
         b.add_input(
@@ -832,7 +834,8 @@ def _mini_assistant(
     st.calls += 1
     st.open_action = None
     if message.get("tool_calls"):
-        return _openai_assistant(message, line, ts, b)
+        called = _openai_assistant(message, line, ts, b)
+        return _with_reasoning(called, message, extra, b, line, ts)
     content = _blocks_text(message.get("content"), line=line, builder=b)
     commands: list[str] = []
     actions = extra.get("actions")
@@ -854,7 +857,31 @@ def _mini_assistant(
             call_id += "'"
         outputs.append(b.tool_call(call_id, "bash", {"command": commands[0]}, line=line, ts=ts))
         st.open_action = call_id
-    return outputs
+    return _with_reasoning(outputs, message, extra, b, line, ts)
+
+
+def _with_reasoning(
+    outputs: list[dict[str, Any]],
+    message: dict[str, Any],
+    extra: dict[str, Any] | None,
+    b: _Builder,
+    line: int,
+    ts: str | None,
+) -> list[dict[str, Any]]:
+    """A reasoning model's `reasoning_content` (the message's, or the raw response's in
+    mini-swe-agent's `extra`) as the call's first output: an `assistant_output` whose
+    content is the reasoning, marked `meta.reasoning: true`. The agent sends it back with
+    every later prompt (it is part of the assistant message it keeps), so the provider counts
+    it: left out, every estimate misses it, the provider/estimate ratio learnt from the log
+    comes out far too high, and a cut keeps far more than `keep_recent_tokens`, so passes
+    follow each other (issue 23: 45 where 4 would do)."""
+    from core.import_stream import reasoning_of
+
+    text = reasoning_of(message, extra)
+    if not text:
+        return outputs
+    meta = {"reasoning": True}
+    return [b.event("assistant_output", "assistant", text, line=line, ts=ts, meta=meta), *outputs]
 
 
 def _mini_prompt_tokens(extra: dict[str, Any]) -> int | None:

@@ -309,3 +309,88 @@ def test_cli_import_detects_the_format_and_says_so(tmp_path: Path) -> None:
     wrong = run_cli(["--memory-dir", root, "import", "--format", "pi", CLAUDE], cwd=REPO)
     assert wrong.returncode == 2
     assert "looks like claude-code, not pi" in last_error_line(wrong)
+
+
+# --- reasoning the provider is sent again ------------------------------------------------
+
+
+def _reasoning_trajectory(calls: int, words: int) -> dict[str, Any]:
+    """A mini-swe-agent run of a reasoning model: no text beside the action, the reasoning in
+    `reasoning_content`, and provider figures that count the reasoning sent back each call
+    (900 fixed + 1.2 x the estimate of everything so far, like a real tokenizer)."""
+    from core.tokens import estimate_event_tokens
+
+    task = {"role": "user", "content": "Fix the bug in parse_date."}
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "You are helpful."}, task]
+    context = estimate_event_tokens({"content": task["content"]})
+    for i in range(calls):
+        reasoning = " ".join(f"step{i}-thought{j}" for j in range(words))
+        action = f"```bash\ngrep -n parse_date src/file{i}.py\n```"
+        usage = {"prompt_tokens": 900 + round(1.2 * context)}
+        messages.append(
+            {
+                "role": "assistant",
+                "content": action,
+                "reasoning_content": reasoning,
+                "extra": {"response": {"usage": usage}},
+            }
+        )
+        observation = f"<returncode>0</returncode>\n<output>\nsrc/file{i}.py:{i}: def x\n</output>"
+        messages.append({"role": "user", "content": observation})
+        for text, name in ((reasoning, None), ("", "bash"), (observation, None)):
+            context += estimate_event_tokens(
+                {
+                    "content": text,
+                    **({"name": name, "arguments": {"command": action}} if name else {}),
+                }
+            )
+    return {"info": {"exit_status": "Submitted"}, "messages": messages}
+
+
+def _replay_stats(doc: dict[str, Any], tmp: Path) -> Any:
+    from core.config import load_config
+    from core.manager import MemoryManager
+
+    section = {
+        "context_window": 16000,
+        "reserve_tokens": 2000,
+        "keep_recent_tokens": 3000,
+        "count_compress_after_events": 100000,
+    }
+    config = load_config(write_config(tmp / "c.yaml", **section), tmp).config
+    mm = MemoryManager(tmp / "m", config)
+    try:
+        return replay(parse_transcript(json.dumps(doc), "mini-swe-agent", "t.json"), mm)
+    finally:
+        mm.close()
+
+
+def test_reasoning_content_is_kept_so_a_replay_does_not_pass_storm(tmp_path: Path) -> None:
+    doc = _reasoning_trajectory(calls=48, words=200)
+    t = parse_transcript(json.dumps(doc), "mini-swe-agent", "t.json")
+    first = t.calls[0].outputs
+    assert [e["type"] for e in first] == ["assistant_output", "tool_call"]
+    assert first[0]["meta"]["reasoning"] is True
+    assert first[0]["content"].startswith("step0-thought0 ")
+    stats = _replay_stats(doc, tmp_path / "a")
+    # 48 calls of ~1,030 estimated tokens (~49k): a pass fires at ~10.9k estimated (14k
+    # provider tokens) and keeps ~3k plus the summary, so 6 or 7 passes are what the log
+    # needs; a storm is a pass at (nearly) every call.
+    assert 5 <= stats.compactions <= 8, stats
+    assert stats.provider_ratio == pytest.approx(1.2, abs=0.05)
+    # Without the reasoning the log's figures look 4x (clamped) our estimate: the cause.
+    for message in doc["messages"]:
+        message.pop("reasoning_content", None)
+    assert _replay_stats(doc, tmp_path / "b").provider_ratio == 4.0
+
+
+def test_openai_reasoning_content_is_an_output_of_its_call() -> None:
+    text = _openai(
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "hello", "reasoning_content": "greet back"},
+    )
+    (call,) = parse_transcript(text, "openai", "o.json").calls
+    assert [(e["content"], e["meta"].get("reasoning")) for e in call.outputs] == [
+        ("greet back", True),
+        ("hello", None),
+    ]
