@@ -80,6 +80,11 @@ class LiveReplay:
         """Estimate of every log event appended so far (the original agent's context)."""
         self.at_call = 0
         """`original` when the current call started (its figure pairs with this)."""
+        self.checked = False
+        """The trigger was asked since the last append or record (asking again would give
+        the same answer): `idle()` asks it while the agent's model runs, so a call's first
+        line does not wait for it."""
+        self.between_calls = True
 
     def play(self, actions: list[Action]) -> None:
         batch: list[dict[str, Any]] = []
@@ -90,7 +95,9 @@ class LiveReplay:
             self._flush(batch)
             batch = []
             if isinstance(action, CallStart):
-                _maybe_pass(self.mm, self.stats, self.after_pass)
+                self.between_calls = False
+                if not self.checked:
+                    _maybe_pass(self.mm, self.stats, self.after_pass)
                 self.at_call = self.original
                 self.stats.calls += 1
                 if action.prompt_tokens is not None:
@@ -102,8 +109,18 @@ class LiveReplay:
     def _flush(self, batch: list[dict[str, Any]]) -> None:
         if batch:
             self.original += _append(self.mm, batch, self.stats)
+            self.checked = False
+            self.between_calls = batch[-1].get("role") != "assistant"
+
+    def idle(self) -> None:
+        """Nothing new in the log: if the last events were inputs (the agent's model is about
+        to run), run the pass the next call would run now."""
+        if self.between_calls and not self.checked:
+            _maybe_pass(self.mm, self.stats, self.after_pass)
+            self.checked = True
 
     def _record(self, figure: int) -> None:
+        self.checked = False
         self.scale.observe(self.at_call, figure)
         if self.stats.compactions == 0 and not self.scale.dropped:
             self.mm.record_prompt_tokens(figure)
@@ -124,7 +141,7 @@ class Follower:
         mm: MemoryManager,
         fmt: str | None = None,
         *,
-        interval: float = 0.05,
+        interval: float = 0.02,
         after_pass: Callable[[PassResult], None] | None = None,
         on_notice: Callable[[str], None] | None = None,
     ) -> None:
@@ -166,6 +183,7 @@ class Follower:
         self.check_readable()
         while not self._stop.is_set():
             if self.poll_once() == 0:
+                self.live.idle()
                 self._stop.wait(self.interval)
         self.finish()
         return self.stats

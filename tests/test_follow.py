@@ -265,3 +265,28 @@ def test_live_follow_keeps_the_root_in_step_and_stops_cleanly_on_sigterm(tmp_pat
     for session in session_dirs(root):
         for line in event_lines(session):
             json.loads(line)  # whole lines only
+
+
+def test_follow_compacts_where_replay_does(tmp_path: Path, manager: MemoryManager) -> None:
+    """Line by line, with the trigger asked while the agent is idle, `follow` runs the same
+    passes and records the same prompt sizes as `import --replay` of the finished log."""
+    from core.replay import replay
+
+    log = tmp_path / "claude.jsonl"
+    follower = Follower(log, manager)
+    with log.open("ab") as f:
+        for line in CLAUDE.read_bytes().splitlines(keepends=True):
+            f.write(line)
+            f.flush()
+            follower.poll_once()
+            follower.live.idle()
+    follower.finish()
+    other = MemoryManager(tmp_path / "other", manager.config)
+    try:
+        expected = replay(load_transcript(CLAUDE, "claude-code"), other)
+    finally:
+        other.close()
+    got = follower.stats
+    assert got.compactions == expected.compactions > 0
+    assert got.prompt_sizes_recorded == expected.prompt_sizes_recorded
+    assert got.events_appended == expected.events_appended
