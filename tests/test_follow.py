@@ -290,3 +290,76 @@ def test_follow_compacts_where_replay_does(tmp_path: Path, manager: MemoryManage
     assert got.compactions == expected.compactions > 0
     assert got.prompt_sizes_recorded == expected.prompt_sizes_recorded
     assert got.events_appended == expected.events_appended
+
+
+def test_a_pi_log_is_followed_in_file_order_with_its_compactions(
+    tmp_path: Path, manager: MemoryManager
+) -> None:
+    log = tmp_path / "pi.jsonl"
+    log.write_bytes((DATA / "pi_session.jsonl").read_bytes())
+    follower = Follower(log, manager)
+    follower.poll_once()
+    follower.finish()
+    assert follower.fmt == "pi"
+    assert follower.stats.source_compactions == 1
+    # import follows the branch pi kept (16 calls); a live log is read in file order, so the
+    # abandoned branch's call is in too (docs/REPLAY.md)
+    assert len(load_transcript(DATA / "pi_session.jsonl", "pi").calls) == 16
+    assert follower.stats.calls == 17
+
+
+def test_follow_thread_reports_a_bad_line_when_stopped(
+    tmp_path: Path, manager: MemoryManager
+) -> None:
+    from inspector.follow_cmd import FollowThread
+
+    log = tmp_path / "codex.jsonl"
+    log.write_bytes(CODEX.read_bytes().splitlines(keepends=True)[0] + b"[1]\n")
+    worker = FollowThread(Follower(log, manager))
+    worker.start()
+    assert wait_for(lambda: worker.error is not None, DEADLINE)
+    worker.stop()
+    assert worker.error == f'{log}:2: a Codex line must be a JSON object with a string "type"'
+
+
+def _follow_proc(root: Path, log: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "inspector", "--memory-dir", str(root), "follow", str(log)],
+        cwd=REPO,
+        env=cli_env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_ctrl_c_stops_follow_cleanly(tmp_path: Path) -> None:
+    root, log = tmp_path / "memory", tmp_path / "codex.jsonl"
+    log.write_bytes(CODEX.read_bytes())
+    proc = _follow_proc(root, log)
+    expected = load_transcript(CODEX, "codex").event_count
+    try:
+        assert wait_for(lambda: len(all_ids(root)) == expected, DEADLINE)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=DEADLINE)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    assert out.startswith(f"followed 34 lines into {root}: {expected} events, 6 model calls")
+
+
+def test_follow_cli_bad_input_is_exit_2_with_file_and_line(tmp_path: Path) -> None:
+    root, log = tmp_path / "memory", tmp_path / "torn.jsonl"
+    lines = CODEX.read_bytes().splitlines(keepends=True)
+    log.write_bytes(b"".join(lines[:5]) + b'{"type": "response_item", "payl\n')
+    proc = _follow_proc(root, log)
+    _out, err = proc.communicate(timeout=DEADLINE)
+    assert proc.returncode == 2
+    assert err.strip().splitlines()[-1].startswith(f"error: {log}:6: not valid JSON")
+    assert len(all_ids(root)) == 4  # the lines before it were played
+    missing = _follow_proc(tmp_path / "other", tmp_path / "nope.jsonl")
+    _out, err = missing.communicate(timeout=DEADLINE)
+    assert missing.returncode == 2 and "cannot read the log" in err
