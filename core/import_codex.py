@@ -26,6 +26,20 @@ _CONTEXT = re.compile(
 )
 """User-role messages Codex wrote itself (environment, AGENTS.md, notices)."""
 
+_BARE_ITEMS = frozenset(
+    {
+        "message",
+        "reasoning",
+        "function_call",
+        "function_call_output",
+        "local_shell_call",
+        "local_shell_call_output",
+        "custom_tool_call",
+        "custom_tool_call_output",
+    }
+)
+"""Response items as the first rollout format wrote them, without the envelope."""
+
 _SKIPPED_ITEMS = frozenset({"web_search_call", "ghost_snapshot", "other", "image_generation_call"})
 """Response items with no text the model reads back (a search it ran server-side, an undo
 snapshot of the work tree)."""
@@ -50,9 +64,23 @@ class CodexParser:
         return self.stream.builder
 
     def feed(self, line: int, value: Any) -> None:
+        if isinstance(value, dict) and "type" not in value:
+            # Codex before its `session_meta` envelope (spring 2025): a bare header line
+            # (`id`, `timestamp`, `instructions`), bare response items, and
+            # `{"record_type": "state"}` lines.
+            if "record_type" in value:
+                self.stream.skip("record_type state")
+                return
+            if {"id", "timestamp"} <= value.keys():
+                sid = value.get("id")
+                self.stream.session_id = sid if isinstance(sid, str) else None
+                return
         if not isinstance(value, dict) or not isinstance(value.get("type"), str):
             raise self.b.error(line, 'a Codex line must be a JSON object with a string "type"')
         ltype = value["type"]
+        if ltype in _BARE_ITEMS and "payload" not in value:
+            self._item(value, line, _iso_ts(value.get("timestamp")))
+            return
         payload = value.get("payload")
         ts = _iso_ts(value.get("timestamp"))
         if not isinstance(payload, dict):

@@ -53,6 +53,8 @@ def _line_format(value: Any) -> str | None:
     ltype = value.get("type")
     if ltype == "session" and ("version" in value or "cwd" in value):
         return "pi"
+    if ltype is None and {"id", "timestamp", "instructions"} <= value.keys():
+        return "codex"  # the first rollout format: a bare header line
     if ltype in _CODEX_TYPES and "payload" in value:
         return "codex"
     if _CLAUDE_KEYS & value.keys() or (ltype in _CLAUDE_TYPES and "message" in value):

@@ -394,3 +394,31 @@ def test_openai_reasoning_content_is_an_output_of_its_call() -> None:
         ("greet back", True),
         ("hello", None),
     ]
+
+
+def test_codex_first_rollout_format_without_the_envelope() -> None:
+    """Codex wrote bare items (no `type`/`payload` envelope) in its first months."""
+    lines = [
+        {"id": "5973b6c0-94b8", "timestamp": "2025-04-20T10:00:00.000Z", "instructions": None},
+        {"record_type": "state"},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "ls"}]},
+        {
+            "type": "function_call",
+            "name": "shell",
+            "arguments": '{"command":["ls"]}',
+            "call_id": "c",
+        },
+        {"record_type": "state"},
+        {"type": "function_call_output", "call_id": "c", "output": "a.py\n"},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "a"}]},
+    ]
+    text = "\n".join(json.dumps(x) for x in lines) + "\n"
+    assert detect_format(text) == "codex"
+    t = parse_transcript(text, "codex", "old.jsonl")
+    assert [e["type"] for e in t.events()] == [
+        "user_input",
+        "tool_call",
+        "tool_result",
+        "assistant_output",
+    ]
+    assert len(t.calls) == 2 and t.warnings == []
