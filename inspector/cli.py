@@ -825,9 +825,9 @@ def cmd_tui(ctx: Context) -> int:
         from inspector.follow_cmd import FollowThread, make_follower
 
         manager = ctx.manager(read_only=False, create=True)
-        with manager.store.lock():
-            manager.store.ensure_session()  # the TUI opens the root before the first line
-        worker = FollowThread(make_follower(Path(follow), manager, ctx.args.format))
+        follower = make_follower(Path(follow), manager, ctx.args.format)  # readable?
+        manager.store.ensure_session()  # the TUI opens the root before the first line
+        worker = FollowThread(follower)
         worker.start()
     root = ctx.require_memory()
     config = ctx.config()

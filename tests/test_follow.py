@@ -363,3 +363,4 @@ def test_follow_cli_bad_input_is_exit_2_with_file_and_line(tmp_path: Path) -> No
     missing = _follow_proc(tmp_path / "other", tmp_path / "nope.jsonl")
     _out, err = missing.communicate(timeout=DEADLINE)
     assert missing.returncode == 2 and "cannot read the log" in err
+    assert not (tmp_path / "other").exists(), "nothing written for a log that cannot be read"
