@@ -82,3 +82,33 @@ def test_a_replayed_log_with_its_own_compaction_shows_it_in_our_chunk(tmp_path: 
     shown = analysis_text(row, analyze_chunk(events, "ours", None)).plain
     assert "claude-code compacted itself here" in shown
     assert "This session is being continued" in shown
+
+
+async def test_the_chunks_tab_shows_their_summary_beside_ours(tmp_path: Path) -> None:
+    from textual.widgets import Static
+
+    from core.chunks import ChunkEntry, write_chunk_file, write_index
+    from inspector.widgets.chunks_view import ChunksView
+    from tests.helpers.tui import loaded, static_text
+
+    mm = MemoryManager(tmp_path / "m")
+    events: list[dict[str, Any]] = [
+        {"id": "e1", "type": "user_input", "role": "user", "content": "fix the leap day"},
+        {"id": "e2", **_marker("Claude's own summary: leap day fixed", summary_tokens=9)},
+        {"id": "e3", "type": "user_input", "role": "user", "content": "run the tests"},
+    ]
+    ours = "Request: fix the leap day"
+    entry = ChunkEntry("chunk_0001", "2026-12-01T10:00:00Z", 3, "e1", "e3", ours, None, {})
+    try:
+        mm.store.ensure_session()
+        with mm.store.lock():
+            write_chunk_file(mm.paths, "chunk_0001", events)
+            write_index(mm.paths, [entry])
+        view = ChunksView()
+        async with loaded(view, mm, (120, 50)):
+            text = static_text(view.query_one("#chunks-analysis", Static))
+    finally:
+        mm.close()
+    assert "claude-code compacted itself here (event 1 of this chunk)" in text
+    assert "theirs      summary 9 tok" in text
+    assert "│ Claude's own summary: leap day fixed" in text
