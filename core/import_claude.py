@@ -209,6 +209,8 @@ class ClaudeCodeParser:
             c for c in content if not (isinstance(c, dict) and c.get("type") == "tool_result")
         ]
         for block in results:
+            if self.stream.orphan_result(block.get("tool_use_id"), line):
+                continue
             meta = {"is_error": True} if block.get("is_error") is True else None
             event = self.b.tool_result(
                 block.get("tool_use_id"), text_of(block.get("content")), line=line, ts=ts, meta=meta

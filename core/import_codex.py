@@ -164,6 +164,8 @@ class CodexParser:
             "local_shell_call_output",
         ):
             self._inputs_follow()
+            if self.stream.orphan_result(item.get("call_id"), line):
+                return
             content, meta = _output_text(item.get("output"))
             self.stream.input(
                 b.tool_result(item.get("call_id"), content, line=line, ts=ts, meta=meta)

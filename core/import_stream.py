@@ -92,6 +92,15 @@ class Stream:
         seen = self.unknown.setdefault(kind, [line, 0])
         seen[1] += 1
 
+    def orphan_result(self, call_id: Any, line: int) -> bool:
+        """A tool result whose call is not in this log (a session resumed or forked from
+        another file starts with results of calls it does not hold): skipped with a warning,
+        not an error, so a live agent's log is not refused for its first lines."""
+        if isinstance(call_id, str) and call_id and call_id not in self.builder.open_ids:
+            self.skip_unknown("tool result with no call before it", line)
+            return True
+        return False
+
     def warnings(self) -> list[str]:
         """One line per unknown kind: `FILE:LINE: N lines of unknown kind K skipped`."""
         source = self.builder.source
