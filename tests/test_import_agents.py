@@ -426,10 +426,8 @@ def test_codex_first_rollout_format_without_the_envelope() -> None:
 
 def test_a_result_whose_call_is_not_in_the_log_is_skipped_with_a_warning() -> None:
     """A resumed or forked session's file can open with results of calls it does not hold."""
-    orphan = {
-        "type": "response_item",
-        "payload": {"type": "function_call_output", "call_id": "call_old", "output": "x"},
-    }
+    payload: dict[str, Any] = {"type": "function_call_output", "call_id": "call_old"}
+    orphan = {"type": "response_item", "payload": {**payload, "output": "x"}}
     text = json.dumps(orphan) + "\n" + CODEX.read_text(encoding="utf-8")
     t = parse_transcript(text, "codex", "r.jsonl")
     assert t.event_count == load_transcript(CODEX, "codex").event_count
@@ -437,7 +435,7 @@ def test_a_result_whose_call_is_not_in_the_log_is_skipped_with_a_warning() -> No
         "r.jsonl:1: 1 line of unknown kind 'tool result with no call before it' skipped"
     ]
     second = CODEX.read_text(encoding="utf-8") + json.dumps(
-        {"type": "response_item", "payload": {**orphan["payload"], "call_id": "call_B1"}}
+        {"type": "response_item", "payload": {**payload, "output": "x", "call_id": "call_B1"}}
     )
     with pytest.raises(BadInputError, match="a second tool result for tool call 'call_B1'"):
         parse_transcript(second, "codex", "r.jsonl")
