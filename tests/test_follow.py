@@ -292,14 +292,16 @@ def test_follow_compacts_where_replay_does(tmp_path: Path, manager: MemoryManage
     assert got.events_appended == expected.events_appended
 
 
-def test_a_pi_log_is_followed_in_file_order_with_its_compactions(
-    tmp_path: Path, manager: MemoryManager
-) -> None:
+def test_a_pi_log_is_followed_in_file_order_with_its_compactions(tmp_path: Path) -> None:
     log = tmp_path / "pi.jsonl"
     log.write_bytes((DATA / "pi_session.jsonl").read_bytes())
-    follower = Follower(log, manager)
-    follower.poll_once()
-    follower.finish()
+    mm = MemoryManager(tmp_path / "memory")  # default settings: no pass, just the mapping
+    try:
+        follower = Follower(log, mm)
+        follower.poll_once()
+        follower.finish()
+    finally:
+        mm.close()
     assert follower.fmt == "pi"
     assert follower.stats.source_compactions == 1
     # import follows the branch pi kept (16 calls); a live log is read in file order, so the
