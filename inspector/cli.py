@@ -424,6 +424,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="append call by call with passes and prompt sizes, as the agent ran",
     )
+    p.add_argument(
+        "--follow",
+        action="store_true",
+        help="keep reading the log as the agent writes it (the same as the follow command)",
+    )
 
     p = parsers["follow"]
     p.add_argument("file", metavar="FILE", help="the agent's log")
@@ -758,6 +763,8 @@ def cmd_import(ctx: Context) -> int:
     from inspector.output import plural
 
     args = ctx.args
+    if args.follow:
+        return cmd_follow(ctx)
     transcript, detected = load_any(Path(args.file), args.format)
     if detected:
         sys.stderr.write(f"note: format {transcript.format} (detected; give --format to choose)\n")
