@@ -51,7 +51,7 @@ class CodexParser:
     last_total: int | None = None
     """`total_token_usage.total_tokens` of the last token_count (a repeat has not moved)."""
     reasoning: list[str] = field(default_factory=list)
-    """Reasoning summaries of the open call, put on its next output's `meta.reasoning`."""
+    """Reasoning summaries of the open call, put on its next output's `meta.reasoning_summary`."""
     awaiting_prompt: bool = False
     """The open call has no prompt size yet (its token_count is still to come)."""
 
@@ -183,7 +183,7 @@ class CodexParser:
 
     def _output(self, event: dict[str, Any]) -> None:
         if self.reasoning:
-            event["meta"]["reasoning"] = "\n\n".join(self.reasoning)
+            event["meta"]["reasoning_summary"] = "\n\n".join(self.reasoning)
             self.reasoning = []
         if not self.stream.in_call:
             self.awaiting_prompt = True

@@ -120,7 +120,7 @@ def test_codex_token_counts_give_each_call_its_prompt_and_copies_are_skipped() -
     # the event_msg copies (user_message, agent_message, agent_reasoning) are not doubled
     texts = [e["content"] for e in t.events() if e["type"] in ("user_input", "assistant_output")]
     assert len(texts) == len(set(texts)) == 4
-    assert t.calls[0].outputs[0]["meta"]["reasoning"] == "**Finding the CLI entry point**"
+    assert t.calls[0].outputs[0]["meta"]["reasoning_summary"] == "**Finding the CLI entry point**"
 
 
 def test_codex_tool_calls_and_apply_patch_pair_with_their_outputs() -> None:
