@@ -318,6 +318,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--poll", action="store_true", default=False, help="TUI: poll files instead of watching"
     )
+    parser.add_argument(
+        "--reveal-secrets",
+        action="store_true",
+        default=False,
+        help="TUI: show API keys, tokens and passwords in events unmasked",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     common = _global_options(suppress=True)
     parsers: dict[str, argparse.ArgumentParser] = {}
@@ -333,6 +339,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = parsers["tui"]
     p.add_argument("--read-only", action="store_true", default=argparse.SUPPRESS)
     p.add_argument("--poll", action="store_true", default=argparse.SUPPRESS)
+    p.add_argument("--reveal-secrets", action="store_true", default=argparse.SUPPRESS)
 
     p = parsers["demo"]
     p.add_argument(
@@ -797,6 +804,7 @@ def cmd_tui(ctx: Context) -> int:
         poll=bool(getattr(ctx.args, "poll", False)),
         config=config,
         demo=None,
+        reveal_secrets=bool(getattr(ctx.args, "reveal_secrets", False)),
     )
     return result if isinstance(result, int) else EXIT_OK
 
