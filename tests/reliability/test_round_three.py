@@ -411,3 +411,41 @@ def test_hole_10_recall_limit_message_and_check_agree(tmp_path: Path, value: str
     run = run_cli(tmp_path / "m", "recall", "camera", "--limit", value)
     assert run.returncode == 2
     assert f"expected an integer ≥ 1, got {value}" in run.error_line
+
+
+def test_hole_4_plain_import_anchors_the_figure_at_its_call_in_one_write(tmp_path: Path) -> None:
+    """One append for the whole log, and the last figure still anchored after the events that
+    came before its call (the trigger adds what followed by estimate, as before)."""
+    from core.importers import ModelCall, Transcript
+    from core.replay import import_transcript
+
+    def ev(n: int, etype: str = "user_input") -> dict[str, Any]:
+        return {"type": etype, "role": "user", "content": f"event {n}"}
+
+    calls = [
+        ModelCall([ev(0)], [ev(1, "assistant_output")], 500),
+        ModelCall([ev(2)], [ev(3, "assistant_output")], 700),
+        ModelCall([ev(4)], [ev(5, "assistant_output")], None),
+    ]
+    mm = MemoryManager(tmp_path / "m", CONFIG)
+    writes = 0
+    real = mm.store.append_events
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        nonlocal writes
+        writes += 1
+        return real(*args, **kwargs)
+
+    mm.store.append_events = counting  # type: ignore[method-assign]
+    stats = import_transcript(Transcript("openai", "t", calls, [ev(6)]), mm)
+    assert (writes, stats.events_appended, stats.prompt_sizes_recorded) == (1, 7, 1)
+    hot = mm.store.read_events().events
+    state = mm.store.read_state()
+    assert state.last_prompt_tokens == 700
+    assert state.prompt_tokens_after_event_id == hot[2]["id"]  # "event 2", before call 2
+
+    over = [ModelCall([ev(0)], [ev(1, "assistant_output")], 10**12 + 1)]
+    with pytest.raises(BadInputError, match="nothing was written"):
+        import_transcript(Transcript("openai", "t", over, []), mm)
+    assert len(mm.store.read_events().events) == 7
+    mm.close()
