@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # a cold recall (core.recall imports this module) does not im
     from typing import Any
 
     _Mask = Callable[[re.Match[str]], str]
-    _Rule = tuple[str, tuple[str, ...], re.Pattern[str], _Mask]
+    _Rule = tuple[str, tuple[str, ...] | re.Pattern[str], re.Pattern[str], _Mask]
 
 MASK = "[redacted]"
 
@@ -84,7 +84,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     (
         "aws-key",
-        ("akia", "asia", "abia", "acca", "agpa", "aida", "aroa", "aipa", "anpa", "anva", "apka"),
+        re.compile(r"A(?:KIA|SIA|BIA|CCA|GPA|IDA|ROA|IPA|NPA|NVA|PKA)"),
         re.compile(
             _NOT_ALNUM + r"(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)"
             r"[A-Z0-9]{16}(?![A-Za-z0-9])"
@@ -102,7 +102,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     (
         "github-token",
-        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+        re.compile(r"gh[pousr]_|github_pat_"),
         re.compile(_NOT_ALNUM + r"(?P<p>gh[pousr]_|github_pat_)[A-Za-z0-9_]{22,}"),
         _keep("p", f"…{MASK}"),
     ),
@@ -168,7 +168,10 @@ _RULES: tuple[_Rule, ...] = (
             "private-key",
         ),
         re.compile(
-            r"(?i:(?P<assign>(?<![A-Za-z0-9])" + _ASSIGN_KEYS + r"[\"']?\s*[:=]\s*))"
+            # The first-letter lookahead lets the engine skip to candidate letters (3x faster
+            # than trying the case-insensitive key words at every position).
+            r"(?=[cCsSaAtTrRpP])(?<![A-Za-z0-9])"
+            r"(?i:(?P<assign>" + _ASSIGN_KEYS + r"[\"']?\s*[:=]\s*))"
             r"(?:(?P<quote>[\"'])(?![^\"'\n]*\[redacted)[^\"'\n]{4,}(?P=quote)"
             r"|(?![$%])(?=" + _VALUE_CHARS + r"*\d)" + _VALUE_CHARS + r"{6,}={0,2})"
         ),
@@ -181,13 +184,21 @@ PATTERN_NAMES: tuple[str, ...] = tuple(rule[0] for rule in _RULES)
 with their masks)."""
 
 
+def _wanted(triggers: tuple[str, ...] | re.Pattern[str], text: str, lower: str) -> bool:
+    """Whether a rule can match: one of its fixed parts is in the lower-cased text (or its
+    trigger pattern, case-sensitive, finds one in the text: one scan instead of eleven)."""
+    if isinstance(triggers, re.Pattern):
+        return triggers.search(text) is not None
+    return any(t in lower for t in triggers)
+
+
 def redact_secrets(text: str) -> str:
     """`text` with every secret it recognises masked (see the module docstring)."""
     if not text:
         return text
     lower = text.lower()
     for _name, triggers, pattern, mask in _RULES:
-        if any(t in lower for t in triggers):
+        if _wanted(triggers, text, lower):
             text = pattern.sub(mask, text)
     return text
 
@@ -199,7 +210,7 @@ def find_secrets(text: str) -> list[tuple[str, str]]:
         return found
     lower = text.lower()
     for name, triggers, pattern, mask in _RULES:
-        if any(t in lower for t in triggers):
+        if _wanted(triggers, text, lower):
             found.extend((name, m.group(0)) for m in pattern.finditer(text))
             text = pattern.sub(mask, text)
     return found
