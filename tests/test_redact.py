@@ -392,3 +392,32 @@ def test_the_tui_masks_secrets_unless_asked_to_reveal(tmp_path: Path) -> None:
         assert SECRET in visible(SECRET)
     finally:
         mask_secrets(before)
+
+
+async def test_the_tui_screen_shows_no_secret_and_reveals_them_when_asked(tmp_path: Path) -> None:
+    """Rows, the event detail and the Summary tab of a session whose tool output held keys."""
+    from inspector.safe_text import mask_secrets
+    from inspector.widgets.event_detail import EventDetail
+    from inspector.widgets.hot_window import HotWindow
+    from tests.helpers.tui import SIZE, make, settle, text_in
+
+    root = tmp_path / "m"
+    mm = _session_with_secrets(root)
+    mm.append({"type": "tool_result", "name": "bash", "tool_call_id": "c5", "content": SECRET})
+    mm.close()
+    before = mask_secrets(False)
+    try:
+        for reveal in (False, True):
+            app = make(root, reveal_secrets=reveal)
+            async with app.run_test(size=SIZE) as pilot:
+                await settle(app, pilot)
+                hot = app.query_one(HotWindow)
+                shown = text_in(app.screen) + "".join(
+                    r.preview for r in hot.snapshot.rows[: hot.snapshot.length]
+                )
+                shown += str(app.query_one(EventDetail).query_one("#detail-body").render())
+                assert (SECRET in shown) is reveal, shown[-400:]
+                if not reveal:
+                    assert "sk-…[redacted]" in shown
+    finally:
+        mask_secrets(before)
