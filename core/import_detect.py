@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import BadInputError
-from core.importers import Transcript, check_format, parse_transcript
+from core.importers import Transcript, check_format, parse_transcript, read_capped
 
 _CODEX_TYPES = frozenset(
     {"session_meta", "response_item", "event_msg", "turn_context", "compacted", "world_state"}
@@ -100,16 +100,23 @@ def read_text(path: Path) -> str:
     """A transcript's text; BadInputError (FILE or FILE:LINE) when it cannot be read."""
     source = str(path)
     try:
-        data = path.read_bytes()
+        with path.open("rb") as stream:
+            data = read_capped(stream, source)
     except OSError as exc:
         raise BadInputError(
             f"{source}: cannot read the transcript: {exc.strerror or exc}"
         ) from None
+    return decode_text(data, source)
+
+
+def decode_text(data: bytes, source: str) -> str:
+    """UTF-8 text, without a byte order mark; BadInputError naming the line when it is not."""
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise BadInputError(f"{source}:{line}: not UTF-8 text") from None
+    return text.removeprefix("\ufeff")
 
 
 def resolve_format(text: str, fmt: str | None, source: str) -> tuple[str, bool]:
@@ -145,7 +152,9 @@ def parse_any(text: str, fmt: str | None, source: str) -> tuple[Transcript, bool
 
 def load_any(path: Path, fmt: str | None) -> tuple[Transcript, bool]:
     """`load_transcript` with detection: (transcript, whether the format was detected)."""
-    text = read_text(path)
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    return parse_any(text, fmt, str(path))
+    return parse_any(read_text(path), fmt, str(path))
+
+
+def decode_any(data: bytes, fmt: str | None, source: str) -> tuple[Transcript, bool]:
+    """`decode_transcript` with detection (stdin's bytes, for `import -`)."""
+    return parse_any(decode_text(data, source), fmt, source)
