@@ -150,7 +150,7 @@ class ClaudeCodeParser:
         if mid != self.message_id:
             self._end_call()
             self.message_id = mid
-            self.stream.call(_prompt_tokens(message.get("usage")))
+            self.stream.call(_prompt_tokens(message.get("usage")), line)
         for block in content:
             if not isinstance(block, dict) or not isinstance(block.get("type"), str):
                 raise self.b.error(line, 'an assistant content block needs a string "type"')

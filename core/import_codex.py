@@ -95,7 +95,7 @@ class CodexParser:
             self._item(payload, line, ts)
         elif ltype == "event_msg":
             if payload.get("type") == "token_count":
-                self._token_count(payload)
+                self._token_count(payload, line)
             else:
                 self.stream.skip("event_msg copy")
         elif ltype == "compacted":
@@ -193,7 +193,7 @@ class CodexParser:
         self.reasoning = []
         self.stream.in_call = False
 
-    def _token_count(self, payload: dict[str, Any]) -> None:
+    def _token_count(self, payload: dict[str, Any], line: int) -> None:
         info = payload.get("info")
         if not isinstance(info, dict):
             return
@@ -205,7 +205,7 @@ class CodexParser:
         self.last_total = moved
         prompt = nonneg(last.get("input_tokens")) if isinstance(last, dict) else None
         if self.awaiting_prompt and prompt:
-            self.stream.prompt(prompt)
+            self.stream.prompt(prompt, line)
         self.awaiting_prompt = False
         self.stream.in_call = False  # the next item the model writes is another call
 

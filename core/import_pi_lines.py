@@ -27,7 +27,8 @@ class _StreamBuilder(_Builder):
 
     def add_call(self, outputs: list[dict[str, Any]], prompt_tokens: int | None) -> None:
         assert self.stream is not None
-        self.stream.call(prompt_tokens)
+        source = outputs[0]["meta"]["source"] if outputs else {}
+        self.stream.call(prompt_tokens, source.get("line"))
         for event in outputs:
             self.stream.output(event)
 

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from core.errors import BadInputError
-from core.importers import ModelCall, Transcript, _Builder, _fill_timestamps
+from core.importers import ModelCall, Transcript, _Builder, _fill_timestamps, check_transcript
+from core.state import MAX_PROMPT_TOKENS
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 """A log line longer than this is refused (FILE:LINE): no agent writes one, and holding a
@@ -72,8 +73,8 @@ class Stream:
         self.builder.count += 1
         self.in_call = False
 
-    def call(self, prompt_tokens: int | None) -> None:
-        self.actions.append(CallStart(prompt_tokens))
+    def call(self, prompt_tokens: int | None, line: int | None = None) -> None:
+        self.actions.append(CallStart(self._checked(prompt_tokens, line)))
         self.in_call = True
 
     def output(self, event: dict[str, Any]) -> None:
@@ -82,8 +83,18 @@ class Stream:
         self.actions.append(Output(event))
         self.builder.count += 1
 
-    def prompt(self, prompt_tokens: int) -> None:
-        self.actions.append(CallPrompt(prompt_tokens))
+    def prompt(self, prompt_tokens: int, line: int | None = None) -> None:
+        self.actions.append(CallPrompt(self._checked(prompt_tokens, line) or 0))
+
+    def _checked(self, n: int | None, line: int | None) -> int | None:
+        """A provider prompt size the store accepts (0 to 10¹², as `check_transcript`)."""
+        if n is not None and n > MAX_PROMPT_TOKENS:
+            where = f"{self.builder.source}:{line if line is not None else '?'}"
+            raise BadInputError(
+                f"{where}: a provider prompt size of {str(n)[:40]} is over "
+                f"{MAX_PROMPT_TOKENS:,}, the most the store records"
+            )
+        return n
 
     def skip(self, kind: str) -> None:
         self.skipped[kind] = self.skipped.get(kind, 0) + 1
@@ -139,6 +150,7 @@ class Stream:
             self.warnings(),
         )
         _fill_timestamps(transcript.events())
+        check_transcript(transcript)
         return transcript
 
 

@@ -439,3 +439,13 @@ def test_a_result_whose_call_is_not_in_the_log_is_skipped_with_a_warning() -> No
     )
     with pytest.raises(BadInputError, match="a second tool result for tool call 'call_B1'"):
         parse_transcript(second, "codex", "r.jsonl")
+
+
+def test_a_prompt_size_the_store_cannot_record_names_its_line() -> None:
+    lines = CODEX.read_text(encoding="utf-8").splitlines()
+    big = json.loads(lines[11])  # the first token_count with info
+    assert big["payload"]["type"] == "token_count"
+    big["payload"]["info"]["last_token_usage"]["input_tokens"] = 10**13
+    lines[11] = json.dumps(big)
+    with pytest.raises(BadInputError, match=r"^r:12: a provider prompt size of 10+ is over"):
+        parse_transcript("\n".join(lines) + "\n", "codex", "r")
