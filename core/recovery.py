@@ -48,6 +48,7 @@ from core.summaries import (
 )
 from core.summarizer import (
     ExtractiveSummarizer,
+    summarize_with_fallback,
 )
 
 
@@ -291,8 +292,11 @@ def recovered_entry(
     Its file record (core.filerecord) is the previous entry's (`previous_files`) with these
     events folded in."""
     if summary is None:
-        summary = ExtractiveSummarizer().summarize(
-            events, max_tokens=config.summarizer.max_summary_tokens
+        summary, _ = summarize_with_fallback(
+            ExtractiveSummarizer(),
+            events,
+            max_tokens=config.summarizer.max_summary_tokens,
+            redact=config.redact_secrets,
         )
     files = update_record(record_from_extra(previous_files), events).to_extra()
     return ChunkEntry(
