@@ -27,6 +27,7 @@ from core.events import Event, new_event_id, now_ts
 from core.filerecord import FILES_KEY, record_from_extra, update_record
 from core.jsonl import stored_events_bytes
 from core.planner import CompactionPlan
+from core.redact import redact_secrets
 from core.summaries import FoldStat, archive_entry_bytes, render_summary
 from core.tokens import estimate_event_tokens, estimate_tokens
 
@@ -212,7 +213,8 @@ def build_commit(
     )
     entry = _entry(plan, compacted, summaries, chunk_id, stamp, retained_tokens, trigger, tokens)
     previous_files = index.chunk_entry(len(index) - 1).extra.get(FILES_KEY) if len(index) else None
-    files = update_record(record_from_extra(previous_files), compacted).to_extra()
+    mask = redact_secrets if config.redact_secrets else None
+    files = update_record(record_from_extra(previous_files), compacted, mask).to_extra()
     if files is not None:
         entry.extra[FILES_KEY] = files
     notes.insert(

@@ -26,7 +26,7 @@ summary.md however many passes went by, as pi's `<modified-files>` / `<read-file
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -118,8 +118,14 @@ def _pathish(text: str) -> bool:
     )
 
 
-def update_record(previous: FileRecord | None, events: Sequence[Event]) -> FileRecord:
-    """The record after a chunk of `events`, folded into the previous entry's record."""
+def update_record(
+    previous: FileRecord | None,
+    events: Sequence[Event],
+    mask: Callable[[str], str] | None = None,
+) -> FileRecord:
+    """The record after a chunk of `events`, folded into the previous entry's record; `mask`
+    (core.redact.redact_secrets with `redact_secrets` on) is applied to every new path, so no
+    key written into a file name reaches summary.md."""
     record = FileRecord(
         list(previous.modified) if previous else [],
         list(previous.read) if previous else [],
@@ -127,15 +133,16 @@ def update_record(previous: FileRecord | None, events: Sequence[Event]) -> FileR
         previous.modified_total if previous else 0,
         previous.read_total if previous else 0,
     )
+    keep: Callable[[str], str] = mask or (lambda text: text)
     for run in split_runs(events):
         if run.cwd and not record.cwd:
-            record.cwd = run.cwd
-        for path in run.edits:
+            record.cwd = keep(run.cwd)
+        for path in map(keep, run.edits):
             if _touch(record.modified, path):
                 record.modified_total += 1
             if path in record.read:
                 record.read.remove(path)
-        for path in run.reads:
+        for path in map(keep, run.reads):
             if path in record.modified or not _pathish(path):
                 continue
             if _touch(record.read, path):

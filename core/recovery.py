@@ -42,6 +42,7 @@ from core.events import Event, now_ts
 from core.faults import fault_point
 from core.filerecord import FILES_KEY, record_from_extra, update_record
 from core.paths import CHUNK_ID_RE, MemoryPaths
+from core.redact import redact_secrets
 from core.store import SessionStore
 from core.summaries import (
     render_summary,
@@ -298,7 +299,8 @@ def recovered_entry(
             max_tokens=config.summarizer.max_summary_tokens,
             redact=config.redact_secrets,
         )
-    files = update_record(record_from_extra(previous_files), events).to_extra()
+    mask = redact_secrets if config.redact_secrets else None
+    files = update_record(record_from_extra(previous_files), events, mask).to_extra()
     return ChunkEntry(
         chunk_id=chunk_id,
         created_at=now_ts()[:19] + "Z",

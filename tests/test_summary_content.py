@@ -426,3 +426,22 @@ def test_an_overflowing_record_keeps_the_newest_and_counts_the_rest() -> None:
     assert len(lines) == 4 and "pkg/m099/file_099.py" in text and "pkg/m000/" not in text
     shown = sum(p in text for p in paths)
     assert f"(+{130 - shown} more modified earlier" in lines[-1]
+
+
+def test_a_key_in_a_file_name_never_reaches_the_record(tmp_path: Path) -> None:
+    token = "ghp_" + "a1B2" * 9
+    mm = MemoryManager(tmp_path / "memory", config())
+    for r in range(3):
+        mm.begin_run(f"Run {r}: save the token file.")
+        for k in range(6):
+            mm.append(call(f"c{r}{k}", "write", {"path": f"keys/{token}_{r}{k}.txt"}))
+            mm.append(done(f"c{r}{k}", "ok " + "." * 400))
+            mm.save()
+        mm.commit_run("Saved.")
+        mm.wait_for_maintenance(30)
+    mm.close()
+    session = tmp_path / "memory" / "session"
+    text = (session / "summary.md").read_text(encoding="utf-8")
+    index = (session / "chunks" / "index.yaml").read_text(encoding="utf-8")
+    assert "[files] modified: keys/ghp_…[redacted]" in text
+    assert token not in text and token not in index
