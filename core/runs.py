@@ -290,24 +290,64 @@ def _strip_heredocs(command: str) -> tuple[str, str]:
     return "\n".join(kept), "\n".join(bodies)
 
 
-def _shell_words(text: str) -> list[str]:
-    """Words and operators of a shell text (quotes honoured); none when it does not parse."""
-    lexer = shlex.shlex(text.replace("\n", " ; "), posix=True, punctuation_chars=";&|()<>")
+def _lex(text: str) -> list[str]:
+    lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|()<>")
     lexer.whitespace_split = True
-    lexer.commenters = ""
-    try:
-        return list(lexer)
-    except ValueError:
-        return []  # an unclosed quote: the shell would refuse it too, so nothing is written
+    lexer.commenters = "#"
+    return list(lexer)
+
+
+def _shell_words(text: str) -> list[str]:
+    """Words and operators of a shell text (quotes honoured, `#` comments left out), each line
+    ending with `;`. The whole text is read at once when a quote spans lines; a line that does
+    not parse (an unclosed quote) gives nothing: the shell would refuse it too."""
+    text = text.replace("\\\n", " ")
+    words: list[str] = []
+    for line in text.split("\n"):
+        try:
+            words.extend([*_lex(line), ";"])
+        except ValueError:
+            try:
+                return _lex(text.replace("\n", " ; "))
+            except ValueError:
+                return []
+    return words
+
+
+_NOT_A_FILE_CHARS = frozenset("*?$`{}|\"'()<>;\n\t\\")
+_SED_SCRIPT_RE = re.compile(r"^[sy]([|/#,:@!]).*\1.*\1[gipIeEmM0-9w]*$")
 
 
 def _shell_target(word: str) -> str:
-    """A word as a written file, or "" (devices, fds, variables, globs, options)."""
+    """A word as a written file, or "" (devices, fds, variables, globs, options, scripts)."""
     if not word or word.startswith(("-", "&", "/dev/", "$", "`")) or word in ("/dev/null",):
         return ""
-    if any(c in word for c in "*?$`{}"):
+    if any(c in _NOT_A_FILE_CHARS for c in word) or _SED_SCRIPT_RE.match(word):
         return ""
     return _clean_path(word)
+
+
+def _copy_targets(files: list[str]) -> list[str]:
+    """What `cp`/`mv`/`install`/`ln` write: the target, or in a target directory (a trailing
+    `/`, `.`, several sources, or a name without an extension given a source with one) each
+    source's name; sources that are globs or directories (no extension) are not expanded."""
+    *sources, target = files
+    base = posixpath.basename(target.rstrip("/"))
+    named = [src for src in sources if "." in posixpath.basename(src).strip(".")]
+    is_dir = (
+        target.endswith("/")
+        or target in (".", "..")
+        or len(sources) > 1
+        or ("." not in base.strip(".") and bool(named) and not base[:1].isupper())
+    )
+    if not is_dir:
+        return [target]
+    out: list[str] = []
+    for src in named:
+        name = posixpath.basename(src)
+        if not any(c in _NOT_A_FILE_CHARS for c in name):
+            out.append(posixpath.normpath(posixpath.join(target, name)))
+    return out
 
 
 def _sed_in_place(word: str) -> bool:
@@ -322,6 +362,12 @@ def _sed_files(args: list[str]) -> list[str]:
     i = 0
     while i < len(args):
         word = args[i]
+        if word == "-i" and i + 1 < len(args) and (args[i + 1] == "" or args[i + 1][:1] == "."):
+            i += 2  # BSD sed: `-i ''` or `-i .bak`, the backup suffix as its own word
+            continue
+        if not word:
+            i += 1
+            continue
         if word in ("-e", "-f", "--expression", "--file"):
             script_given = True
             i += 2
@@ -409,7 +455,7 @@ def _segment_edits(words: list[str], cwd: str | None, out: list[str]) -> str | N
     elif program == "sed" and any(_sed_in_place(w) for w in rest):
         targets = _sed_files(rest)
     elif program in ("cp", "mv", "install", "ln") and len(files) >= 2:
-        targets = [files[-1]]
+        targets = _copy_targets(files)
     for target in targets:
         cleaned = _shell_target(target)
         if cleaned:

@@ -84,6 +84,20 @@ def section(text: str, name: str) -> list[str]:
         ("python gen.py > $OUT", []),
         ("sed -n 1,20p src/a.py", []),
         ("echo 'unclosed > quote", []),
+        # BSD sed's `-i ''`: the script is not a file (a real pi session on macOS)
+        (
+            "cd /r/src && sed -i '' 's|from \"../a.js\"|from \"./a.js\"|g' core/x.ts",
+            ["/r/src/core/x.ts"],
+        ),
+        ("sed -i '' -e 's/a/b/' f.py", ["f.py"]),
+        ("cd src && mv a.ts b.ts utils/", ["src/utils/a.ts", "src/utils/b.ts"]),
+        ("mv compaction.ts core", ["core/compaction.ts"]),
+        ("mv utils/config.ts .", ["config.ts"]),
+        ("mv tools oauth core/", []),
+        ("mv theme/* modes/theme/", []),
+        ("cp Makefile.in Makefile", ["Makefile"]),
+        ("cd /r/src\n\n# fix the imports > later\nsed -i '' 's/a/b/' x.ts", ["/r/src/x.ts"]),
+        ("echo a \\\n  > out.txt", ["out.txt"]),
     ],
 )
 def test_shell_edit_paths(command: str, expected: list[str]) -> None:
