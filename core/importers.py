@@ -161,6 +161,9 @@ class _Builder:
     """The log's tool call id -> the stored id of its latest call while unanswered, None once
     answered (an id may be reused after that)."""
     count: int = 0
+    cwd: str | None = None
+    """The working directory the log names (a pi session header's `cwd`), set as `meta.cwd`
+    on every event."""
 
     def error(self, line: int, message: str) -> BadInputError:
         return BadInputError(f"{self.source}:{line}: {message}")
@@ -182,6 +185,8 @@ class _Builder:
         if ts is not None:
             event["ts"] = ts
         event["meta"] = {**(meta or {}), "source": {"format": self.fmt, "line": line}}
+        if self.cwd:
+            event["meta"]["cwd"] = self.cwd
         try:
             serialize_event(validate_event(event, "event"), "event")
         except EventError as exc:
@@ -519,6 +524,9 @@ def _parse_pi(text: str, b: _Builder) -> None:
     version = header.get("version", 1)
     if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= 3:
         raise b.error(line, f"unsupported pi session version {version!r} (1 to 3 are read)")
+    cwd = header.get("cwd")
+    if isinstance(cwd, str) and cwd.startswith("/") and len(cwd) <= 300 and "\n" not in cwd:
+        b.cwd = cwd  # every event names it (meta.cwd): summaries write paths relative to it
     entries: list[tuple[int, dict[str, Any]]] = []
     for line, entry in rows[1:]:
         if not isinstance(entry, dict) or not isinstance(entry.get("type"), str):

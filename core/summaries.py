@@ -128,6 +128,8 @@ ROLLING_REQUEST_TOKENS = 56
 room for a path or the outcome)."""
 ROLLING_OUTCOME_TOKENS = 24
 """Room a line's key names leave for the outcome."""
+ROLLING_NAMES_TOKENS = 16
+"""Room a line's edited paths leave for its key names (the file record names every path)."""
 CONTINUED_BELOW = "(continued in Recent Chunks)"
 """The outcome of the newest folded line when its run goes on in a chunk still shown."""
 ENTRY_HEADER_TOKENS = 16
@@ -220,13 +222,17 @@ class RunLine:
         request = fit_tokens(shorten(self.request, ROLLING_REQUEST_CHARS), ROLLING_REQUEST_TOKENS)
         line = f"{label} {request}"
         outcome = self.outcome or (CONTINUED_BELOW if self.in_progress and newest else "")
+        # The file record names every edited path, so a run with key names leaves them room.
+        path_room = ROLLING_LINE_TOKENS - (
+            ROLLING_OUTCOME_TOKENS + ROLLING_NAMES_TOKENS if self.names else 0
+        )
         if self.edits:
             shown: list[str] = []
             for n, path in enumerate(self.edits):
                 more = len(self.edits) - n - 1
                 tail = f" (+{more} more)" if more else ""
                 candidate = f"{line} · {EDITED_LABEL} {', '.join([*shown, path])}{tail}"
-                if estimate_tokens(candidate) > ROLLING_LINE_TOKENS:
+                if estimate_tokens(candidate) > max(path_room, estimate_tokens(line) + 12):
                     break
                 shown.append(path)
             if shown:

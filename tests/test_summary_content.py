@@ -459,3 +459,26 @@ def test_a_key_in_a_file_name_never_reaches_the_record(tmp_path: Path) -> None:
     index = (session / "chunks" / "index.yaml").read_text(encoding="utf-8")
     assert "[files] modified: keys/ghp_…[redacted]" in text
     assert token not in text and token not in index
+
+
+def test_a_pi_sessions_cwd_makes_its_paths_relative() -> None:
+    from core.importers import load_transcript
+
+    data = Path(__file__).resolve().parent / "data" / "transcripts" / "pi_session.jsonl"
+    events = load_transcript(data, "pi").events()
+    assert events and all(e["meta"]["cwd"] == "/home/ana/src/tally" for e in events)
+    edit = [
+        *events[:1],
+        call(
+            "1",
+            "write",
+            {"path": "/home/ana/src/tally/src/tally/cli.py"},
+            meta={"cwd": "/home/ana/src/tally"},
+        ),
+        done("1"),
+    ]
+    (run,) = split_runs(edit)
+    assert run.edits == ["src/tally/cli.py"]
+    from bench.quality.metrics import edited_paths
+
+    assert edited_paths(edit[1]) == ["src/tally/cli.py"], "the harness counts the same path"
