@@ -482,3 +482,14 @@ def test_a_pi_sessions_cwd_makes_its_paths_relative() -> None:
     from bench.quality.metrics import edited_paths
 
     assert edited_paths(edit[1]) == ["src/tally/cli.py"], "the harness counts the same path"
+
+
+def test_commands_leave_the_known_cwd_out_of_their_paths() -> None:
+    root = "/home/dev/work/project"
+    events = [
+        user("Check the status.", meta={"cwd": root}),
+        call("1", "bash", {"command": f"cd {root} && git status && cat {root}/src/a.py"}),
+        done("1", "clean"),
+        said("Clean."),
+    ]
+    assert "ran: cd . && git status && cat src/a.py" in EX.summarize(events)

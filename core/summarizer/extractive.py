@@ -83,7 +83,7 @@ def _action_lines(run: Run) -> list[tuple[str, int]]:
         if action.kind == "command" and action.targets and action.error
     }
     for command in run.commands:
-        item = shorten(command, COMMAND_CHARS)
+        item = shorten(_relative_command(command, run.cwd), COMMAND_CHARS)
         if command in failed and failed[command] != run.error:
             item += f" → error: {shorten(failed[command] or 'error', 80)}"
         commands.append(item)
@@ -94,6 +94,16 @@ def _action_lines(run: Run) -> list[tuple[str, int]]:
     if run.others:
         out.append((TOOLS_LABEL + " " + ", ".join(run.others[:12]), 30))
     return out
+
+
+def _relative_command(command: str, cwd: str | None) -> str:
+    """A command with the known working directory's prefix left out of its paths
+    (`cd /repo && cat /repo/a.py` → `cd . && cat a.py`), as the summary's paths are."""
+    if not cwd or cwd == "/":
+        return command
+    root = cwd.rstrip("/")
+    command = command.replace(root + "/", "")
+    return re.sub(re.escape(root) + r"(?![\w.-])", ".", command)
 
 
 def first_sentences(text: str, max_tokens: int = 60, min_tokens: int = 15) -> str:
