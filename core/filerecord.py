@@ -21,7 +21,9 @@ summary.md however many passes went by, as pi's `<modified-files>` / `<read-file
   Rolling Summary's line bound; they count in `max_rolling_summary_lines` (see `record_room`),
   so summary.md's bound does not change. Modified files come first, all of them while the
   room lasts (sorted, so a directory's files stand together); read files take what is left,
-  at most a quarter of the room.
+  at most a quarter of the room; then `[names]` lines: the runs' key identifiers
+  (core.summarizer.extractive.run_names) that the folded lines have no room for, the newest
+  that fit in what room the files leave (at most half of it).
 """
 
 from __future__ import annotations
@@ -42,6 +44,9 @@ MAX_MODIFIED = 100
 """Modified files an entry keeps (the least recently modified go first beyond it)."""
 MAX_READ = 24
 """Files only read that an entry keeps."""
+MAX_NAMES = 160
+"""Key identifiers an entry keeps (the least recently named go first beyond it)."""
+NAMES_LABEL = "[names]"
 LINE_TOKENS = 80
 """A record line's bound: the Rolling Summary's (core.summaries.ROLLING_LINE_TOKENS)."""
 
@@ -53,10 +58,12 @@ class FileRecord:
     cwd: str | None = None
     modified_total: int = 0
     read_total: int = 0
+    names: list[str] = field(default_factory=list)
+    """The runs' key identifiers (core.summarizer.extractive.run_names), least recent first."""
 
     def to_extra(self) -> dict[str, Any] | None:
         """The entry's `files` value; None when the record is empty (the field is left out)."""
-        if not (self.modified or self.read):
+        if not (self.modified or self.read or self.names):
             return None
         out: dict[str, Any] = {}
         if self.cwd:
@@ -65,6 +72,8 @@ class FileRecord:
         out["read"] = list(self.read)
         out["modified_total"] = max(self.modified_total, len(self.modified))
         out["read_total"] = max(self.read_total, len(self.read))
+        if self.names:
+            out["names"] = list(self.names)
         return out
 
 
@@ -95,6 +104,7 @@ def record_from_extra(value: Any) -> FileRecord | None:
         collapse_whitespace(cwd)[:300] if isinstance(cwd, str) and cwd.strip() else None,
         max(_count(value.get("modified_total")), len(modified)),
         max(_count(value.get("read_total")), len(read)),
+        [n for n in _strings(value.get("names"), MAX_NAMES) if len(n) <= 80],
     )
 
 
@@ -126,12 +136,15 @@ def update_record(
     """The record after a chunk of `events`, folded into the previous entry's record; `mask`
     (core.redact.redact_secrets with `redact_secrets` on) is applied to every new path, so no
     key written into a file name reaches summary.md."""
+    from core.summarizer.extractive import run_names
+
     record = FileRecord(
         list(previous.modified) if previous else [],
         list(previous.read) if previous else [],
         previous.cwd if previous else None,
         previous.modified_total if previous else 0,
         previous.read_total if previous else 0,
+        list(previous.names) if previous else [],
     )
     keep: Callable[[str], str] = mask or (lambda text: text)
     for run in split_runs(events):
@@ -147,8 +160,12 @@ def update_record(
                 continue
             if _touch(record.read, path):
                 record.read_total += 1
+        for name in map(keep, run_names(run)):
+            if name not in record.modified:
+                _touch(record.names, name)
     record.modified = record.modified[-MAX_MODIFIED:]
     record.read = record.read[-MAX_READ:]
+    record.names = record.names[-MAX_NAMES:]
     return record
 
 
@@ -210,8 +227,51 @@ def _pack(
 
 
 def record_lines(record: FileRecord | None, max_lines: int) -> list[str]:
-    """The record as `[files]` lines, at most max_lines (see the module docstring)."""
-    if record is None or max_lines <= 0 or not (record.modified or record.read):
+    """The record as `[files]` lines, then `[names]` lines in what room is left (at most a
+    third of it), at most max_lines (see the module docstring)."""
+    if record is None or max_lines <= 0:
+        return []
+    out = _file_lines(record, max_lines)
+    left = max_lines - len(out)
+    names_room = min(left, max(1, max_lines // 2)) if record.names else 0
+    if names_room > 0:
+        out.extend(_pack_names(record.names, names_room))
+    return out[:max_lines]
+
+
+def _pack_names(names: Sequence[str], max_lines: int) -> list[str]:
+    """`[names] a, b, …` lines of the newest names that fit (found by bisection: fewer names
+    never take more lines), sorted, each whole."""
+    head = f"{NAMES_LABEL} "
+
+    def lines_for(count: int) -> list[str]:
+        out: list[str] = []
+        line = ""
+        for item in sorted(names[len(names) - count :], key=str.lower):
+            item = fit_tokens(item, LINE_TOKENS - estimate_tokens(head) - 1)
+            candidate = f"{line}, {item}" if line else head + item
+            if line and estimate_tokens(candidate) > LINE_TOKENS:
+                out.append(line)
+                line = head + item
+            else:
+                line = candidate
+        if line:
+            out.append(line)
+        return out
+
+    low, high, best = 1, len(names), []
+    while low <= high:
+        mid = (low + high) // 2
+        lines = lines_for(mid)
+        if len(lines) <= max_lines:
+            best, low = lines, mid + 1
+        else:
+            high = mid - 1
+    return best
+
+
+def _file_lines(record: FileRecord, max_lines: int) -> list[str]:
+    if not (record.modified or record.read):
         return []
     out: list[str] = []
     if record.cwd and max_lines >= 2:

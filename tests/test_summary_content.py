@@ -493,3 +493,27 @@ def test_commands_leave_the_known_cwd_out_of_their_paths() -> None:
         said("Clean."),
     ]
     assert "ran: cd . && git status && cat src/a.py" in EX.summarize(events)
+
+
+def test_key_names_of_folded_runs_stay_named_in_the_record() -> None:
+    events = [
+        user("Why does `loadSettings` ignore SETTINGS_PATH?"),
+        call("1", "read", {"path": "src/settings.py"}),
+        done("1", "code"),
+        said("The problem is in `parseTheme`: it reads `themeName` before `loadSettings`."),
+        call("2", "edit", {"path": "src/settings.py", "old": "themeName", "new": "theme_name"}),
+        done("2"),
+        said("Fixed."),
+    ]
+    record = update_record(None, events)
+    # Names the run's request and outcome already show are not repeated; the others are kept.
+    assert {"parseTheme", "themeName", "theme_name"} <= set(record.names)
+    assert "loadSettings" not in record.names and "src/settings.py" not in record.names
+    assert record_from_extra(record.to_extra()) == record
+    lines = record_lines(record, 6)
+    assert any(line.startswith("[names] ") and "parseTheme" in line for line in lines)
+    many = FileRecord(["a.py"], [], None, 1, 0, [f"name_{n:03d}_identifier" for n in range(160)])
+    lines = record_lines(many, 9)
+    names = [line for line in lines if line.startswith("[names]")]
+    assert 1 <= len(names) <= 4 and "name_159_identifier" in names[-1] + names[0]
+    assert all(len(line) // 4 <= 80 for line in lines)

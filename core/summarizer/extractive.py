@@ -297,11 +297,12 @@ def outcome_of(run: Run, max_tokens: int = 50) -> str:
     return _ROLE_PREFIX_RE.sub("", _last_sentences(run.outcome, max_tokens))
 
 
-def run_names(run: Run) -> list[str]:
+def run_names(run: Run, *, leave_out_shown: bool = True) -> list[str]:
     """The key identifiers of a run, whole: those its request names, then those the agent both
-    said and used, then the rest it said, then what it used; paths, commands and names already
-    in the run's lines left out."""
-    shown = " ".join([run.request, *run.edits, *run.commands, *run.reads, run.outcome])
+    said and used, then the rest it said, then what it used; paths, commands and (with
+    `leave_out_shown`) names already in the run's lines left out."""
+    listed = [*run.edits, *run.commands, *run.reads]
+    shown = " ".join([run.request, *listed, run.outcome] if leave_out_shown else listed)
     request = extract_identifiers(run.request) if not run.continued else []
     words = [i for said in run.said[1:] for i in extract_identifiers(said, limit=60)]
     used = [i for text in run.used for i in extract_identifiers(text, limit=60)]
