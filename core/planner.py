@@ -38,6 +38,7 @@ from enum import StrEnum
 from typing import Any, Literal, Protocol
 
 from core.events import KNOWN_TYPES, CutClass, Event, cut_class, is_ambient, is_synthetic
+from core.headroom import Headroom
 from core.text import compact_json
 from core.tokens import estimate_event_tokens
 
@@ -173,6 +174,17 @@ class CompactionPlan:
     hot_window_events: int
     notes: tuple[str, ...]
     """Human-readable account of every decision, in order."""
+    headroom_moves: int = 0
+    """How many legal cuts the cut moved forward so that the predicted prompt after the pass
+    is not above `headroom_limit` (contract §5, Headroom)."""
+    predicted_after_tokens: int | None = None
+    """The prompt right after the pass, predicted (core.headroom); None: not predicted."""
+    headroom_limit: int | None = None
+    """`T − compact_headroom_percent% × window` when headroom applies, else None."""
+    turn_continued: bool = False
+    """Split turn whose user_input an earlier pass compacted: the turn's part in this window
+    begins at that pass's synthetic event (`turn_start_index`), and `turn_start_event_id`
+    is the input that event names (contract §5, Turn start)."""
 
     def compacted_indices(self) -> list[int]:
         """Events that go to the chunk, in order; the pinned root is never among them."""
@@ -229,6 +241,10 @@ class CompactionPlan:
             "hot_window_events": self.hot_window_events,
             "token_path": self.token_path.to_json(),
             "count_path": self.count_path.to_json(),
+            "headroom_moves": self.headroom_moves,
+            "predicted_after_tokens": self.predicted_after_tokens,
+            "headroom_limit": self.headroom_limit,
+            "turn_continued": self.turn_continued,
             "notes": list(self.notes),
         }
 
@@ -269,8 +285,12 @@ def plan_compaction(
     config: PlannerConfig,
     *,
     tokens: Sequence[int] | None = None,
+    headroom: Headroom | None = None,
 ) -> CompactionPlan:
-    """Choose the cut (token path first, count path as fallback) and explain the choice."""
+    """Choose the cut (token path first, count path as fallback) and explain the choice.
+
+    `headroom`: predict the prompt after the pass and, when the headroom applies, move the cut
+    forward while that prediction is above its limit (contract §5, Headroom)."""
     n = len(events)
     toks = _token_estimates(events, tokens)
     keep = config.keep_recent_tokens
@@ -306,7 +326,23 @@ def plan_compaction(
         )
         notes.append(f"no compaction: {reason}")
         return _no_cut(base, reason, total, notes)
-    return _cut_plan(an, chosen, chosen.cut_index, toks, base, notes)
+    cut, pulled = chosen.cut_index, chosen.pulled_in
+    moves = 0
+    predicted: int | None = None
+    if headroom is not None:
+        cut, pulled, moves, predicted = _headroom(an, toks, cut, pulled, headroom, notes)
+    return _cut_plan(
+        an,
+        chosen,
+        cut,
+        toks,
+        base,
+        notes,
+        pulled=pulled,
+        headroom_moves=moves,
+        predicted_after_tokens=predicted,
+        headroom_limit=headroom.limit if headroom is not None and headroom.active else None,
+    )
 
 
 def _token_estimates(events: Sequence[Event], tokens: Sequence[int] | None) -> list[int]:
@@ -347,8 +383,13 @@ def _cut_plan(
     toks: Sequence[int],
     base: dict[str, Any],
     notes: list[str],
+    *,
+    pulled: Span | None,
+    headroom_moves: int,
+    predicted_after_tokens: int | None,
+    headroom_limit: int | None,
 ) -> CompactionPlan:
-    """The plan for the chosen path's cut `c`: root pin, split turn, ranges and estimates."""
+    """The plan for the final cut `c`: root pin, split turn, ranges and estimates."""
     events = an.events
     n = an.n
     total = sum(toks)
@@ -359,7 +400,8 @@ def _cut_plan(
             "verbatim and is in neither the chunk nor any summary"
         )
 
-    is_split, turn_start = _split_turn(an, c, pinned, notes)
+    turn = _split_turn(an, c, pinned, notes)
+    is_split, turn_start = turn.is_split, turn.start_index
     if is_split and turn_start is not None:
         history: Span = (0, turn_start)
         turn_prefix: Span = (turn_start, c)
@@ -397,16 +439,18 @@ def _cut_plan(
         pinned_root_event_id=event_id(events[pinned]) if pinned is not None else None,
         is_split_turn=is_split,
         turn_start_index=turn_start if is_split else None,
-        turn_start_event_id=(
-            event_id(events[turn_start]) if is_split and turn_start is not None else None
-        ),
+        turn_start_event_id=turn.start_event_id if is_split else None,
         history=history,
         prefix=prefix,
-        pulled_in=chosen.pulled_in,
+        pulled_in=pulled,
         reason=None,
         kept_tokens_estimate=kept,
         compacted_tokens=total - kept,
         notes=tuple(notes),
+        headroom_moves=headroom_moves,
+        predicted_after_tokens=predicted_after_tokens,
+        headroom_limit=headroom_limit,
+        turn_continued=turn.continued,
     )
 
 
@@ -660,31 +704,134 @@ def _count_path(an: _Analysis, hot: int, notes: list[str]) -> PathTrace:
     return _finish(an, "count", start, notes, steps, candidate_index=target, snapped_index=snapped)
 
 
-def _split_turn(
-    an: _Analysis, c: int, pinned: int | None, notes: list[str]
-) -> tuple[bool, int | None]:
-    """(is split turn, turn start index) for the final cut c."""
+@dataclass(frozen=True)
+class _Turn:
+    is_split: bool
+    start_index: int | None = None
+    """Where the turn's part of the window begins: its user_input, or (continued) the synthetic
+    event of the earlier pass that compacted that input."""
+    start_event_id: str | None = None
+    continued: bool = False
+
+
+def _split_turn(an: _Analysis, c: int, pinned: int | None, notes: list[str]) -> _Turn:
+    """Whether the final cut c splits a turn, and that turn's start (contract §5, Split turn
+    and Turn start): the latest user_input before the cut in append order. When an earlier
+    pass compacted it, the window holds that pass's synthetic event instead (after the pinned
+    root, before the rest of the turn) and the input is the one its
+    `meta.turn_start_event_id` names (an older event without it: the synthetic event's id)."""
     f = next((i for i in range(c, an.n) if not an.ambient[i]), None)
     if f is None or an.classes[f] is CutClass.BOUNDARY:
         if f is not None:
             notes.append(f"not a split turn: the hot window opens on a turn boundary (event {f})")
-        return False, None
-    if an.root is None or an.root >= f:
+        return _Turn(False)
+    s = next(
+        (
+            i
+            for i in range(c - 1, -1, -1)
+            if an.classes[i] is CutClass.BOUNDARY or is_synthetic(an.events[i])
+        ),
+        None,
+    )
+    if s is not None and an.classes[s] is not CutClass.BOUNDARY:
+        meta = an.events[s].get("meta")
+        named = meta.get("turn_start_event_id") if isinstance(meta, dict) else None
+        start_id = named if isinstance(named, str) and named else event_id(an.events[s])
+        chunk = meta.get("chunk_id") if isinstance(meta, dict) else None
+        notes.append(
+            f"split turn: the hot window opens on {an.kind(f)} at {f}, inside the turn whose "
+            f"user_input ({start_id}) an earlier pass compacted"
+            + (f" (its synthetic event {s}, chunk {chunk})" if isinstance(chunk, str) else "")
+            + "; no history part: the prefix continues that turn"
+        )
+        return _Turn(True, s, start_id, continued=True)
+    if an.root is None or an.root >= f or s is None:
         notes.append(
             f"not a split turn: no turn boundary precedes event {f} ({an.kind(f)}) it opens on"
         )
-        return False, None
-    s = next(i for i in range(c - 1, -1, -1) if an.classes[i] is CutClass.BOUNDARY)
+        return _Turn(False)
     if s == pinned and c == s + 1:
         notes.append(
             f"not a split turn: only the pinned root lies between its turn start ({s}) and the cut"
         )
-        return False, None
+        return _Turn(False)
     notes.append(
         f"split turn: the hot window opens on {an.kind(f)} at {f}, inside the turn started by "
         f"event {s} ({an.kind(s)})"
     )
-    return True, s
+    return _Turn(True, s, event_id(an.events[s]))
+
+
+def _headroom(
+    an: _Analysis,
+    toks: Sequence[int],
+    c: int,
+    pulled: Span | None,
+    hr: Headroom,
+    notes: list[str],
+) -> tuple[int, Span | None, int, int]:
+    """(cut, pulled-in span, moves, predicted prompt after): while headroom applies and the
+    predicted prompt after the pass is above its limit, the next legal cut, with leading
+    context pulled in again; never past the last legal cut (contract §5, Headroom)."""
+    pre = [0]
+    for t in toks:
+        pre.append(pre[-1] + t)
+    total = pre[-1]
+
+    def predict(cut: int) -> int:
+        pinned = an.root if an.root is not None and an.root < cut else None
+        kept = total - pre[cut] + (toks[pinned] if pinned is not None else 0)
+        turn = _split_turn(an, cut, pinned, [])
+        prefix: tuple[int, bool] | None = None
+        if turn.is_split and turn.start_index is not None:
+            s = turn.start_index
+            in_prefix = (
+                pre[cut] - pre[s] - (toks[pinned] if pinned is not None and pinned >= s else 0)
+            )
+            history = [i for i in range(s) if i != pinned]
+            prefix = (in_prefix, bool(history))
+        return hr.predict_after(kept, total - kept, prefix)
+
+    predicted = predict(c)
+    limit = hr.limit
+    if not hr.active or limit is None:
+        if hr.threshold is not None and not hr.active:
+            notes.append(
+                f"headroom: not applied (the calibration has {hr.calibration.samples} sample"
+                f"{_s(hr.calibration.samples)}, it needs 2); predicted prompt after the pass "
+                f"{predicted:,}"
+            )
+        return c, pulled, 0, predicted
+    start, first = c, predicted
+    c_pre = pulled[1] if pulled is not None else c
+    moves = 0
+    while predicted > limit:
+        nxt = an.next_legal_after(c_pre)
+        if nxt is None:
+            notes.append(
+                f"headroom: predicted prompt after the pass {predicted:,} is still above "
+                f"{limit:,}, but no legal cut lies after {c_pre}: the cut stays at {c}"
+            )
+            break
+        c_pre = nxt
+        c = an.ambient_start[c_pre]
+        pulled = (c, c_pre) if c < c_pre else None
+        moves += 1
+        predicted = predict(c)
+    why = (
+        f"threshold {hr.threshold:,} − compact_headroom_percent {hr.headroom_percent:g}% × "
+        f"window {hr.window:,} = {limit:,}"
+    )
+    if moves:
+        notes.append(
+            f"headroom: the prompt after a cut at {start} would be {first:,} tokens "
+            f"(overhead {hr.calibration.overhead:,} + ratio {hr.calibration.ratio:.2f} × "
+            f"estimate), above {why}; the cut moves {moves} legal cut{_s(moves)} forward to "
+            f"{c}, predicted {predicted:,}"
+        )
+    else:
+        notes.append(f"headroom: predicted prompt after the pass {predicted:,} ≤ {why}")
+    return c, pulled, moves, predicted
 
 
 def _call_key(event: Event) -> Hashable | None:

@@ -10,11 +10,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from core.calibration import PLAIN, Calibration
 from core.catalog import read_catalog
 from core.chunks import chunk_file_names, list_pending
 from core.config import CompactionConfig
 from core.errors import IndexCorruptError, SessionMemoryError
 from core.events import Event
+from core.headroom import headroom_for
 from core.jsonl import parse_event_lines
 from core.paths import MemoryPaths
 from core.planner import CompactionPlan, plan_compaction
@@ -90,6 +92,8 @@ class SessionStatus:
     archives: list[ArchiveInfo]
     index_error: str | None
     warnings: list[str]
+    calibration: Calibration = PLAIN
+    """How this session's provider counts (contract §5, Calibration)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -120,6 +124,7 @@ class SessionStatus:
             ],
             "index_error": self.index_error,
             "warnings": list(self.warnings),
+            "calibration": self.calibration.to_json(),
         }
 
 
@@ -163,7 +168,10 @@ def session_status(
         pending_count = 0
     model = model or (state.model if state else None)
     last_prompt = state.last_prompt_tokens if state else None
-    size = (state or NO_STATE).prompt_size([e.get("id") for e in snap.events], snap.tokens)
+    calibration = (state or NO_STATE).calibration(config.window_for(model))
+    size = (state or NO_STATE).prompt_size(
+        [e.get("id") for e in snap.events], snap.tokens, calibration
+    )
     decision = trigger_for(state or NO_STATE, snap.events, snap.tokens, config, model)
     warnings.extend(getattr(store, "warnings", []))
     return SessionStatus(
@@ -187,6 +195,7 @@ def session_status(
         archives=list_archives(memory_dir, paths),
         index_error=index_error,
         warnings=warnings,
+        calibration=calibration,
     )
 
 
@@ -203,7 +212,8 @@ def plan_report(
     decision = trigger_for(
         state or NO_STATE, snap.events, snap.tokens, config, model, prompt_tokens
     )
-    plan = plan_compaction(snap.events, config, tokens=snap.tokens)
+    headroom = headroom_for(state or NO_STATE, config, model, store.summary_estimate())
+    plan = plan_compaction(snap.events, config, tokens=snap.tokens, headroom=headroom)
     return PlanReport(trigger=decision, plan=plan, events=snap.events, tokens=snap.tokens)
 
 
