@@ -275,7 +275,11 @@ def _head(
         "role": "system",
         "content": summaries.prefix,
         "ts": stamp,
-        "meta": {"synthetic": SYNTHETIC_KIND, "chunk_id": chunk_id},
+        "meta": {
+            "synthetic": SYNTHETIC_KIND,
+            "chunk_id": chunk_id,
+            "turn_start_event_id": plan.turn_start_event_id,
+        },
     }
     head.append(synthetic)
     notes.append(

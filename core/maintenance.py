@@ -68,6 +68,7 @@ from core.summaries import (
 from core.summarizer import (
     Summarizer,
     SummaryKind,
+    continued_turn_prefix,
     split_turn_overhead_tokens,
     split_turn_summary,
     summarize_with_fallback,
@@ -454,7 +455,10 @@ def _summarise(
             if history_events and history_budget > 0
             else ""
         )
-        chunk_summary = split_turn_summary(history_text, prefix_text)
+        # A continued turn's request is named by the chunk that compacted its user_input
+        # and by the synthetic event; this chunk points back instead (contract §5).
+        chunk_prefix = continued_turn_prefix(prefix_text) if plan.turn_continued else prefix_text
+        chunk_summary = split_turn_summary(history_text, chunk_prefix)
     else:
         chunk_summary = summarize(
             [events[i] for i in plan.compacted_indices()], "history", max_summary

@@ -66,7 +66,25 @@ class PlanReport:
         out.update(self.plan.to_json(self.events))
         out["should_compress"] = self.trigger.should_compress
         out["trigger"] = self.trigger.trigger
+        added = self.would_add_tokens
+        out["would_add_tokens"] = added
+        if added is not None:
+            out["notes"] = [
+                *out["notes"],
+                f"this pass would add {added:,} tokens (predicted prompt after it "
+                f"{self.plan.predicted_after_tokens:,}, {self.trigger.prompt_tokens:,} before)",
+            ]
         return out
+
+    @property
+    def would_add_tokens(self) -> int | None:
+        """How much bigger the prompt would be after the pass than before it (predicted); None
+        when it would shrink or nothing is known. A token-triggered pass then does not
+        commit (contract §5, Headroom)."""
+        after, before = self.plan.predicted_after_tokens, self.trigger.prompt_tokens
+        if not self.plan.useful or after is None or before is None or after < before:
+            return None
+        return after - before
 
 
 @dataclass(frozen=True)
