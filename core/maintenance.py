@@ -53,7 +53,7 @@ from core.config import CompactionConfig
 from core.errors import IndexCorruptError, SessionMemoryError, StoreError
 from core.events import Event, new_event_id, now_ts
 from core.faults import fault_point
-from core.headroom import headroom_for
+from core.headroom import headroom_for, pushed_out_summary
 from core.jsonl import stored_events_bytes
 from core.paths import MemoryPaths
 from core.planner import CompactionPlan, plan_compaction
@@ -252,7 +252,13 @@ def _pass_on_snapshot(
         result.kept_event_count = snap.event_count
         timings["total"] = _ms(t_total)
         return result
-    headroom = headroom_for(state, config, model, store.summary_estimate())
+    headroom = headroom_for(
+        state,
+        config,
+        model,
+        store.summary_estimate(),
+        pushed_out_summary(len(catalog), catalog.summary, config.summary_max_chunks),
+    )
     plan = plan_compaction(snap.events, config, tokens=snap.tokens, headroom=headroom)
     result.plan = plan
     timings["plan"] = _ms(t)

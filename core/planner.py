@@ -725,6 +725,11 @@ def _split_turn(an: _Analysis, c: int, pinned: int | None, notes: list[str]) -> 
         if f is not None:
             notes.append(f"not a split turn: the hot window opens on a turn boundary (event {f})")
         return _Turn(False)
+    if an.root is None or an.root >= f:
+        notes.append(
+            f"not a split turn: no turn boundary precedes event {f} ({an.kind(f)}) it opens on"
+        )
+        return _Turn(False)
     s = next(
         (
             i
@@ -733,7 +738,8 @@ def _split_turn(an: _Analysis, c: int, pinned: int | None, notes: list[str]) -> 
         ),
         None,
     )
-    if s is not None and an.classes[s] is not CutClass.BOUNDARY:
+    assert s is not None  # the root precedes the cut
+    if an.classes[s] is not CutClass.BOUNDARY:
         meta = an.events[s].get("meta")
         named = meta.get("turn_start_event_id") if isinstance(meta, dict) else None
         start_id = named if isinstance(named, str) and named else event_id(an.events[s])
@@ -745,11 +751,6 @@ def _split_turn(an: _Analysis, c: int, pinned: int | None, notes: list[str]) -> 
             + "; no history part: the prefix continues that turn"
         )
         return _Turn(True, s, start_id, continued=True)
-    if an.root is None or an.root >= f or s is None:
-        notes.append(
-            f"not a split turn: no turn boundary precedes event {f} ({an.kind(f)}) it opens on"
-        )
-        return _Turn(False)
     if s == pinned and c == s + 1:
         notes.append(
             f"not a split turn: only the pinned root lies between its turn start ({s}) and the cut"

@@ -16,7 +16,7 @@ from core.chunks import chunk_file_names, list_pending
 from core.config import CompactionConfig
 from core.errors import IndexCorruptError, SessionMemoryError
 from core.events import Event
-from core.headroom import headroom_for
+from core.headroom import headroom_for, pushed_out_summary
 from core.jsonl import parse_event_lines
 from core.paths import MemoryPaths
 from core.planner import CompactionPlan, plan_compaction
@@ -230,7 +230,12 @@ def plan_report(
     decision = trigger_for(
         state or NO_STATE, snap.events, snap.tokens, config, model, prompt_tokens
     )
-    headroom = headroom_for(state or NO_STATE, config, model, store.summary_estimate())
+    try:
+        catalog = read_catalog(store.paths)
+        pushed = pushed_out_summary(len(catalog), catalog.summary, config.summary_max_chunks)
+    except (IndexCorruptError, SessionMemoryError):
+        pushed = None
+    headroom = headroom_for(state or NO_STATE, config, model, store.summary_estimate(), pushed)
     plan = plan_compaction(snap.events, config, tokens=snap.tokens, headroom=headroom)
     return PlanReport(trigger=decision, plan=plan, events=snap.events, tokens=snap.tokens)
 

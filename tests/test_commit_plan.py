@@ -193,7 +193,11 @@ def test_split_turn_gets_the_synthetic_event_after_the_pinned_root() -> None:
     synthetic = commit.synthetic_event
     assert synthetic is not None
     assert synthetic["content"] == prefix and synthetic["id"] == "ev_synthetic"
-    assert synthetic["meta"] == {"synthetic": SYNTHETIC_KIND, "chunk_id": "chunk_0009"}
+    assert synthetic["meta"] == {
+        "synthetic": SYNTHETIC_KIND,
+        "chunk_id": "chunk_0009",
+        "turn_start_event_id": "ev_010",  # contract §2, added 2026-12-01
+    }
     assert commit.head == (events[0], synthetic)
     assert cut(plan) > 0
     assert hot_ids(commit) == [

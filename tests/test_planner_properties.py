@@ -13,7 +13,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.events import CutClass, Event, cut_class, is_ambient
+from core.events import CutClass, Event, cut_class, is_ambient, is_synthetic
 from core.planner import CompactionPlan, legal_cuts, plan_compaction
 
 TYPES = [
@@ -141,7 +141,11 @@ def ref_plan(events: list[Event], tokens: list[int], cfg: Cfg) -> tuple[Any, ...
     f = next(i for i in range(cut, n) if not is_ambient(events[i]))
     if boundary(events[f]) or not any(boundary(e) for e in events[:f]):
         return path, cut, False, None
-    s = max(i for i in range(cut) if boundary(events[i]))
+    # Turn start (contract §5, 2026-12-01): an earlier pass's synthetic event after the turn's
+    # last boundary stands for that turn's compacted start.
+    s = max(i for i in range(cut) if boundary(events[i]) or is_synthetic(events[i]))
+    if not boundary(events[s]):
+        return path, cut, True, s
     if s == root and cut == s + 1:
         return path, cut, False, None
     return path, cut, True, s
@@ -217,8 +221,13 @@ def test_plan_invariants(case: tuple[list[Event], list[int], Cfg]) -> None:
     if p.is_split_turn:
         s = p.turn_start_index
         assert s is not None and s < c
-        assert cut_class(events[s]) is CutClass.BOUNDARY
-        assert p.turn_start_event_id == events[s]["id"]
+        if p.turn_continued:  # an earlier pass's synthetic event stands for the turn's start
+            assert is_synthetic(events[s])
+            named = events[s]["meta"].get("turn_start_event_id")
+            assert p.turn_start_event_id == (named or events[s]["id"])
+        else:
+            assert cut_class(events[s]) is CutClass.BOUNDARY
+            assert p.turn_start_event_id == events[s]["id"]
         assert cut_class(events[f]) is CutClass.SPLIT
 
 
