@@ -368,6 +368,15 @@ def render_plan(console: Console, report: PlanReport) -> None:
                 "split turn",
                 _t(("yes", "bold magenta"), "  turn starts at ")
                 + safe_line(str(plan.turn_start_event_id))
+                + (
+                    Text(
+                        f" (its request is in a chunk: an earlier pass compacted it; synthetic "
+                        f"event #{plan.turn_start_index})",
+                        style="dim",
+                    )
+                    if plan.turn_continued
+                    else Text("")
+                )
                 if plan.is_split_turn
                 else Text("no", style="dim"),
             ),
@@ -388,11 +397,43 @@ def render_plan(console: Console, report: PlanReport) -> None:
         ]
     else:
         rows = [("cut", _t(("none", "dim"), "  ") + safe_line(str(plan.reason or ""), limit=300))]
+    if plan.useful and plan.headroom_moves:
+        rows.append(
+            (
+                "headroom",
+                Text(
+                    f"cut moved {plural(plan.headroom_moves, 'legal cut')} forward: predicted "
+                    f"prompt after the pass {plan.predicted_after_tokens or 0:,} tokens "
+                    f"(limit {plan.headroom_limit or 0:,})"
+                ),
+            )
+        )
+    added = report.would_add_tokens
+    if added is not None:
+        rows.append(
+            (
+                "prompt after",
+                Text(
+                    f"this pass would add {added:,} tokens"
+                    + (
+                        " — a token-triggered pass does not commit"
+                        if trigger.trigger == "tokens"
+                        else ""
+                    ),
+                    style="bold red",
+                ),
+            )
+        )
     if not trigger.should_compress and plan.useful:
         rows.append(("", _t(("a pass would not run now; `compact --force` would cut here", "dim"))))
     console.print(_kv_table(rows, title="Plan"))
 
     notes = list(plan.notes)
+    if added is not None:
+        notes.append(
+            f"this pass would add {added:,} tokens (predicted prompt after it "
+            f"{plan.predicted_after_tokens or 0:,}, {trigger.prompt_tokens or 0:,} before)"
+        )
     if notes:
         console.print(Text("Explanation", style="bold"))
         for note in notes:

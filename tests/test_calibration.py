@@ -13,12 +13,14 @@ from typing import Any
 
 import pytest
 import yaml
+from rich.console import Console
 
 from core.calibration import MAX_RATIO, MIN_RATIO, PLAIN, Calibration, fit
 from core.config import CompactionConfig
 from core.manager import MemoryManager
 from core.replay import prompt_estimate
 from core.state import SessionState
+from inspector.output import render_plan
 from tests.cli_util import run_cli
 
 # --------------------------------------------------------------------------- the fit
@@ -251,6 +253,9 @@ def test_plan_reports_headroom_moves_and_says_why(tmp_path: Path) -> None:
     assert plan["token_path"]["cut_index"] < plan["cut_index"]
     assert plan["predicted_after_tokens"] <= plan["headroom_limit"] == 8000 - 1000
     assert any("headroom" in note and "moves" in note for note in plan["notes"])
+    human = run_cli(["--memory-dir", root, "--config", config_path, "plan"], cwd=tmp_path)
+    assert human.returncode == 0, human.stderr
+    assert "headroom" in human.stdout and "forward" in human.stdout
 
 
 def test_headroom_waits_for_two_samples(tmp_path: Path) -> None:
@@ -280,6 +285,9 @@ def test_a_pass_that_would_not_shrink_the_prompt_does_not_commit(tmp_path: Path)
     assert report["should_compress"] and report["trigger"] == "tokens"
     assert report["would_add_tokens"] == report["predicted_after_tokens"] - 800 > 0
     assert any("this pass would add" in note for note in report["notes"])
+    console = Console(record=True, width=120)
+    render_plan(console, mm.plan())
+    assert "this pass would add" in console.export_text()
     result = mm.save()
     assert result.trigger is not None and result.trigger.trigger == "tokens"
     assert not result.compacted
