@@ -727,17 +727,22 @@ class InspectorApp(App[int]):
         preview = self.preview
         if trigger is None:
             return
-        if trigger.should_compress:
+        # What will happen, in words: nothing runs until a pass does (issue 22 item 6).
+        if self.manager.maintenance_running:
+            verdict, will = "a pass is running now", True
+        elif trigger.should_compress:
             if preview is not None and preview.plan.useful:
-                verdict = f"will compact: {preview.plan.path} path"
+                verdict = f"a pass would compact now — m runs it ({preview.plan.path} path)"
                 will = True
             else:
-                verdict = "would skip: no useful cut"
+                verdict = "a pass would skip: no useful cut"
                 will = False
         else:
-            verdict, will = "idle", False
+            verdict, will = "idle: no pass needed", False
         if self.archive_id is not None:
             verdict, will = "none: an archived session is never compacted", False
+        state = self.status.prompt_state
+        calibration = state.calibration(trigger.context_window) if state is not None else None
         try:
             gauge = self.query_one(BudgetGauge)  # cached lookup; a query walks the whole DOM
         except NoMatches:  # shutting down
@@ -750,9 +755,11 @@ class InspectorApp(App[int]):
                 reserve=trigger.reserve,
                 compress_at_percent=trigger.compress_at_percent,
                 will_compact=will,
-                verdict=verdict
-                + (f" ({trigger.trigger} trigger)" if will and trigger.trigger else ""),
+                verdict=verdict,
                 history=tuple(self.prompt_history),
+                overhead=calibration.overhead if calibration is not None else 0,
+                ratio=calibration.ratio if calibration is not None else 1.0,
+                samples=calibration.samples if calibration is not None else 0,
             )
         )
 

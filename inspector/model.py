@@ -756,8 +756,11 @@ def read_light_status(manager: MemoryManager, *, include_archives: bool) -> Ligh
     )
 
 
-def prompt_size_of(status: LightStatus, snapshot: HotWindowSnapshot) -> PromptSize:
-    """The trigger's prompt size (contract §5) over the rows on screen."""
+def prompt_size_of(
+    status: LightStatus, snapshot: HotWindowSnapshot, window: int | None = None
+) -> PromptSize:
+    """The trigger's prompt size (contract §5) over the rows on screen; with the window, the
+    events appended after the figure count as the session's calibration says (`ratio ×`)."""
     state = status.prompt_state
     if state is None:
         return prompt_size(
@@ -769,7 +772,8 @@ def prompt_size_of(status: LightStatus, snapshot: HotWindowSnapshot) -> PromptSi
             event_ids=(),
             tokens=(),
         )
-    return state.prompt_size(snapshot.event_ids(), snapshot.token_list())
+    calibration = state.calibration(window) if window is not None else None
+    return state.prompt_size(snapshot.event_ids(), snapshot.token_list(), calibration)
 
 
 @dataclass(frozen=True)
@@ -807,7 +811,7 @@ def plan_now(
     """Plan the snapshot with `what_if` (the config with the panel's values) and ask the
     trigger, with the panel's prompt size when one is typed; no I/O but `planner`'s (the
     app's plan worker runs it, a test can call it on a snapshot)."""
-    size = prompt_size_of(status, snapshot)
+    size = prompt_size_of(status, snapshot, config.window_for(status.model))
     n, model = snapshot.n_events, status.model
 
     def measured(with_config: CompactionConfig) -> TriggerDecision:

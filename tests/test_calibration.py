@@ -380,3 +380,36 @@ def test_passes_inside_one_turn_name_its_request_a_bounded_number_of_times(
     assert max(counts) <= 2, counts
     summary = (mm.paths.summary).read_text(encoding="utf-8")
     assert summary.count("REQ-B-7731") == 1, "the chunk that compacted the request names it"
+
+
+def test_the_gauge_figure_after_a_pass_is_close_to_the_next_provider_figure(
+    tmp_path: Path,
+) -> None:
+    """Issue 19 cause 1 / issue 22 item 6: the reset carries the fixed part, so the budget
+    gauge's figure (the trigger's prompt size over the rows on screen) does not jump when the
+    next figure arrives (it went 33.6 % → 68.9 % before)."""
+    from inspector.model import HotWindowModel, plan_now, read_light_status
+
+    root = tmp_path / "m"
+    mm = MemoryManager(root, CONFIG)
+    jumps: list[float] = []
+    shown: int | None = None
+    for call in range(40):
+        if call % 6 == 0:
+            mm.begin_run(f"request {call}: look at the handlers again")
+        figure = FIXED + RATIO * prompt_estimate(mm)
+        if shown is not None:
+            jumps.append(abs(figure - shown) / figure)
+            shown = None
+        mm.record_prompt_tokens(figure)
+        mm.append_many(_tool_pair(call))
+        if mm.save().compacted:
+            model = HotWindowModel(mm.paths.events)
+            snapshot = model.poll().snapshot
+            status = read_light_status(mm, include_archives=False)
+            now = plan_now(snapshot, status, CONFIG, CONFIG)
+            assert now.size.tokens == mm.status().prompt_tokens, "the gauge reads the trigger's"
+            shown = now.size.tokens
+    mm.close()
+    assert len(jumps) >= 3
+    assert max(jumps) < 0.1, jumps
