@@ -56,7 +56,7 @@ from core.faults import fault_point
 from core.headroom import headroom_for, pushed_out_summary
 from core.jsonl import stored_events_bytes
 from core.paths import MemoryPaths
-from core.planner import CompactionPlan, plan_compaction
+from core.planner import CompactionPlan, plan_compaction, resolve_turn_start_chunk
 from core.recovery import recover_locked
 from core.snapshot import EventsSnapshot
 from core.state import SessionState
@@ -260,6 +260,7 @@ def _pass_on_snapshot(
         pushed_out_summary(len(catalog), catalog.summary, config.summary_max_chunks),
     )
     plan = plan_compaction(snap.events, config, tokens=snap.tokens, headroom=headroom)
+    plan = resolve_turn_start_chunk(plan, catalog.entry_extra)
     result.plan = plan
     timings["plan"] = _ms(t)
     if not plan.useful or plan.cut_index is None:

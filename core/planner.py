@@ -32,14 +32,15 @@ everything compacted and `prefix` is None.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+import dataclasses
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Literal, Protocol
 
 from core.events import KNOWN_TYPES, CutClass, Event, cut_class, is_ambient, is_synthetic
 from core.headroom import Headroom
-from core.text import compact_json
+from core.text import compact_json, content_text
 from core.tokens import estimate_event_tokens
 
 PathName = Literal["token", "count"]
@@ -185,6 +186,13 @@ class CompactionPlan:
     """Split turn whose user_input an earlier pass compacted: the turn's part in this window
     begins at that pass's synthetic event (`turn_start_index`), and `turn_start_event_id`
     is the input that event names (contract §5, Turn start)."""
+    turn_start_chunk_id: str | None = None
+    """Continued turn: the chunk that holds its user_input. The planner knows the chunk of the
+    synthetic event (`meta.chunk_id`); `resolve_turn_start_chunk` follows that chunk's index
+    entry (`turn_start_chunk_id`) to the one that holds the input. None otherwise."""
+    turn_request: str | None = None
+    """A split turn's request, shortened (its user_input's text, or what the synthetic event
+    says under `Original request:`), for labels."""
 
     def compacted_indices(self) -> list[int]:
         """Events that go to the chunk, in order; the pinned root is never among them."""
@@ -245,6 +253,8 @@ class CompactionPlan:
             "predicted_after_tokens": self.predicted_after_tokens,
             "headroom_limit": self.headroom_limit,
             "turn_continued": self.turn_continued,
+            "turn_start_chunk_id": self.turn_start_chunk_id,
+            "turn_request": self.turn_request,
             "notes": list(self.notes),
         }
 
@@ -451,6 +461,8 @@ def _cut_plan(
         predicted_after_tokens=predicted_after_tokens,
         headroom_limit=headroom_limit,
         turn_continued=turn.continued,
+        turn_start_chunk_id=turn.chunk_id,
+        turn_request=turn.request,
     )
 
 
@@ -712,6 +724,8 @@ class _Turn:
     event of the earlier pass that compacted that input."""
     start_event_id: str | None = None
     continued: bool = False
+    chunk_id: str | None = None
+    request: str | None = None
 
 
 def _split_turn(an: _Analysis, c: int, pinned: int | None, notes: list[str]) -> _Turn:
@@ -744,23 +758,44 @@ def _split_turn(an: _Analysis, c: int, pinned: int | None, notes: list[str]) -> 
         named = meta.get("turn_start_event_id") if isinstance(meta, dict) else None
         start_id = named if isinstance(named, str) and named else event_id(an.events[s])
         chunk = meta.get("chunk_id") if isinstance(meta, dict) else None
+        chunk_id = chunk if isinstance(chunk, str) else None
+        request = _request_of(an.events[s])
         notes.append(
             f"split turn: the hot window opens on {an.kind(f)} at {f}, inside the turn whose "
             f"user_input ({start_id}) an earlier pass compacted"
-            + (f" (its synthetic event {s}, chunk {chunk})" if isinstance(chunk, str) else "")
-            + "; no history part: the prefix continues that turn"
+            + (f" (the synthetic event came from chunk {chunk_id})" if chunk_id else "")
+            + (f" (request: {request})" if request else "")
+            + f"; its synthetic event {s} stands for it; no history part: the prefix "
+            "continues that turn"
         )
-        return _Turn(True, s, start_id, continued=True)
+        return _Turn(True, s, start_id, continued=True, chunk_id=chunk_id, request=request)
     if s == pinned and c == s + 1:
         notes.append(
             f"not a split turn: only the pinned root lies between its turn start ({s}) and the cut"
         )
         return _Turn(False)
+    request = _request_of(an.events[s])
     notes.append(
         f"split turn: the hot window opens on {an.kind(f)} at {f}, inside the turn started by "
-        f"event {s} ({an.kind(s)})"
+        f"event {s} ({an.kind(s)}"
+        + (", the pinned root" if s == pinned else "")
+        + (f": {request})" if request else ")")
     )
-    return _Turn(True, s, event_id(an.events[s]))
+    return _Turn(True, s, event_id(an.events[s]), request=request)
+
+
+def _request_of(event: Event) -> str | None:
+    """A turn's request, shortened to one line, from its user_input or from the synthetic
+    event that stands for it (`Original request:`); None when there is no text."""
+    from core.runs import flatten_summary  # only split turns need it
+
+    text = content_text(event.get("content"))
+    if is_synthetic(event):
+        text = flatten_summary(text).request
+    line = " ".join(text.split())
+    if not line:
+        return None
+    return line if len(line) <= 80 else line[:79] + "…"
 
 
 def _headroom(
@@ -873,3 +908,20 @@ def _range_text(span: Span, pinned: int | None) -> str:
 
 def _s(count: int) -> str:
     return "" if count == 1 else "s"
+
+
+def resolve_turn_start_chunk(
+    plan: CompactionPlan, entry_extra: Callable[[str], dict[str, Any] | None]
+) -> CompactionPlan:
+    """A continued turn's plan with `turn_start_chunk_id` set to the chunk that holds the
+    turn's user_input. `entry_extra(chunk_id)` gives an index entry's extra fields (None: no
+    such entry); the entry of the chunk the synthetic event came from names that chunk in its
+    `turn_start_chunk_id` (an older entry without it: that chunk itself is taken)."""
+    if not plan.turn_continued or plan.turn_start_chunk_id is None:
+        return plan
+    extra = entry_extra(plan.turn_start_chunk_id)
+    named = extra.get("turn_start_chunk_id") if extra is not None else None
+    if not isinstance(named, str) or named == plan.turn_start_chunk_id:
+        return plan
+    notes = (*plan.notes[:-1], f"the turn's user_input is in chunk {named}", plan.notes[-1])
+    return dataclasses.replace(plan, turn_start_chunk_id=named, notes=notes)

@@ -5,6 +5,7 @@ built from the store's files, changing nothing.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +20,7 @@ from core.events import Event
 from core.headroom import headroom_for, pushed_out_summary
 from core.jsonl import parse_event_lines
 from core.paths import MemoryPaths
-from core.planner import CompactionPlan, plan_compaction
+from core.planner import CompactionPlan, plan_compaction, resolve_turn_start_chunk
 from core.state import SessionState
 from core.store import SessionStore
 from core.trigger import TriggerDecision, trigger_for
@@ -230,13 +231,18 @@ def plan_report(
     decision = trigger_for(
         state or NO_STATE, snap.events, snap.tokens, config, model, prompt_tokens
     )
+    catalog = None
+    pushed = None
     try:
         catalog = read_catalog(store.paths)
         pushed = pushed_out_summary(len(catalog), catalog.summary, config.summary_max_chunks)
     except (IndexCorruptError, SessionMemoryError):
-        pushed = None
+        pass
     headroom = headroom_for(state or NO_STATE, config, model, store.summary_estimate(), pushed)
     plan = plan_compaction(snap.events, config, tokens=snap.tokens, headroom=headroom)
+    if catalog is not None:
+        with contextlib.suppress(IndexCorruptError, SessionMemoryError):
+            plan = resolve_turn_start_chunk(plan, catalog.entry_extra)
     return PlanReport(trigger=decision, plan=plan, events=snap.events, tokens=snap.tokens)
 
 

@@ -361,7 +361,21 @@ def test_turn_start_after_an_earlier_pass_in_the_same_turn(tmp_path: Path) -> No
     entry = _entries(mm)[1]
     assert entry["cut_meta"]["turn_start_event_id"] == request_id
     assert _synthetic(mm)["meta"]["turn_start_event_id"] == request_id
+    assert set(_synthetic(mm)["meta"]) == {"synthetic", "chunk_id", "turn_start_event_id"}
     assert entry["summary"].startswith("Turn Context (split turn):"), "no history part"
+
+    # Which chunk holds the request (issue 22 item 2): the first pass's, however many follow.
+    first_chunk = _entries(mm)[0]["chunk_id"]
+    assert [e.get("turn_start_chunk_id") for e in _entries(mm)] == [first_chunk] * 2
+    for n in range(16, 24):
+        mm.append_many(_tool_pair(n))
+    report = mm.plan()
+    assert report.plan.turn_continued and report.plan.turn_start_event_id == request_id
+    assert report.plan.turn_start_chunk_id == first_chunk
+    assert report.plan.turn_request is not None and "REQ-B-7731" in report.plan.turn_request
+    assert any(f"user_input is in chunk {first_chunk}" in note for note in report.plan.notes)
+    assert mm.save(force=True).compacted
+    assert _entries(mm)[2]["turn_start_chunk_id"] == first_chunk
 
 
 def test_passes_inside_one_turn_name_its_request_a_bounded_number_of_times(
