@@ -329,16 +329,16 @@ def _entry(
     )
 
 
-def _turn_start_chunk(plan: CompactionPlan, chunk_id: str) -> dict[str, str]:
+def _turn_start_chunk(plan: CompactionPlan, chunk_id: str) -> dict[str, str | None]:
     """`turn_start_chunk_id` for a split turn's entry: the chunk that holds the turn's
     user_input from now on (this one, or for a continued turn the earlier one the plan names);
-    nothing when that input is the pinned root, which stays in the hot window."""
+    null when that input is the pinned root, which stays in the hot window."""
     if not plan.is_split_turn:
         return {}
     if plan.turn_continued:
         return {"turn_start_chunk_id": plan.turn_start_chunk_id} if plan.turn_start_chunk_id else {}
     if plan.turn_start_index is not None and plan.turn_start_index == plan.pinned_root_index:
-        return {}
+        return {"turn_start_chunk_id": None}
     return {"turn_start_chunk_id": chunk_id}
 
 

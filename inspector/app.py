@@ -33,6 +33,7 @@ from textual.widget import Widget
 from textual.widgets import Input, Static, TabbedContent, TabPane, TextArea
 from textual.worker import Worker, WorkerState
 
+from core.catalog import read_catalog
 from core.config import CompactionConfig, load_config
 from core.errors import SessionMemoryError
 from core.manager import MemoryManager
@@ -501,6 +502,7 @@ class InspectorApp(App[int]):
                     config,
                     what_if.prompt_tokens,
                     planner=self._planner_for(snapshot.n_events),
+                    entry_extra=self._entry_extra,
                 )
             except PlanProcessError as exc:
                 if self._stopping.is_set():
@@ -716,6 +718,14 @@ class InspectorApp(App[int]):
 
     def _watch_mode(self) -> str:
         return "off" if not self.watch_files else "polled" if self.poll else "watched"
+
+    def _entry_extra(self, chunk_id: str) -> dict[str, Any] | None:
+        """An index entry's extra fields (the plan names the chunk that holds a continued
+        turn's request through them); None when the index cannot say."""
+        try:
+            return read_catalog(self.manager.paths, write=False).entry_extra(chunk_id)
+        except SessionMemoryError:
+            return None
 
     def _update_header(self) -> None:
         # A worker's result can land while the app is shutting down and its widgets are gone.

@@ -37,7 +37,7 @@ from core.errors import IndexCorruptError, SessionMemoryError
 from core.events import CutClass, Event, cut_class, is_synthetic
 from core.jsonl import parse_event_lines
 from core.manager import MemoryManager
-from core.planner import CompactionPlan, PlannerConfig, plan_compaction
+from core.planner import CompactionPlan, PlannerConfig, plan_compaction, resolve_turn_start_chunk
 from core.reader import EventTail
 from core.state import SessionState
 from core.status import ArchiveInfo
@@ -148,6 +148,9 @@ class _Lists:
     tool_call_ids: dict[int, object] = field(default_factory=dict)
     """row -> tool_call_id value, for the rows that have one."""
     synthetic: set[int] = field(default_factory=set)
+    synthetic_meta: dict[int, Event] = field(default_factory=dict)
+    """row -> what the planner reads of a synthetic event besides its mark: the chunk it came
+    from, the turn start it names and the start of its content (the turn's request)."""
     corrupt_lines: dict[int, tuple[str, str]] = field(default_factory=dict)
     """row -> (error, capped text of the line)."""
     event_rows: array[int] = field(default_factory=lambda: array("q"))
@@ -173,6 +176,17 @@ class _Lists:
         self.roles.append(_short(event.get("role")))
         if is_synthetic(event):
             self.synthetic.add(index)
+            meta = event.get("meta")
+            kept = {
+                k: v
+                for k, v in (meta.items() if isinstance(meta, dict) else ())
+                if k in ("synthetic", "chunk_id", "turn_start_event_id") and isinstance(v, str)
+            }
+            content = event.get("content")
+            self.synthetic_meta[index] = {
+                "meta": kept,
+                "content": content[:2000] if isinstance(content, str) else "",
+            }
         if self.root_row is None and cut_class(event) is CutClass.BOUNDARY:
             self.root_row = index
         tcid = event.get("tool_call_id")
@@ -212,13 +226,18 @@ class _Lists:
         self.prefix.append(self.prefix[-1] + tokens)
 
     def light_event(self, row: int) -> Event:
-        """What the planner reads of an event: id, type, role, tool_call_id, the synthetic mark."""
+        """What the planner reads of an event: id, type, role, tool_call_id, the synthetic mark
+        (with a synthetic event's chunk, turn start and request)."""
         event: Event = {"id": self.ids[row], "type": self.types[row], "role": self.roles[row]}
         tcid = self.tool_call_ids.get(row)
         if tcid is not None:
             event["tool_call_id"] = tcid
         if row in self.synthetic:
             event["meta"] = {"synthetic": "split_turn_prefix"}
+            known = self.synthetic_meta.get(row)
+            if known is not None:
+                event["meta"] = dict(known["meta"])
+                event["content"] = known["content"]
         return event
 
 
@@ -658,14 +677,20 @@ Planner = Callable[[HotWindowSnapshot, PlannerConfig], CompactionPlan]
 
 
 def plan_rows(
-    snapshot: HotWindowSnapshot, config: PlannerConfig, planner: Planner | None = None
+    snapshot: HotWindowSnapshot,
+    config: PlannerConfig,
+    planner: Planner | None = None,
+    entry_extra: Callable[[str], dict[str, Any] | None] | None = None,
 ) -> CutPreview:
     """Plan on the snapshot's parsed events (corrupt lines are not events) and map to rows;
-    `planner` works the plan out elsewhere (same inputs, same plan)."""
+    `planner` works the plan out elsewhere (same inputs, same plan); `entry_extra` (an index
+    entry's extra fields by chunk id) names the chunk that holds a continued turn's request."""
     if planner is not None:
         plan = planner(snapshot, config)
     else:
         plan = plan_compaction(snapshot.event_list(), config, tokens=snapshot.token_list())
+    if entry_extra is not None:
+        plan = resolve_turn_start_chunk(plan, entry_extra)
     row = snapshot.row_of_event
     return CutPreview(
         plan=plan,
@@ -807,6 +832,7 @@ def plan_now(
     what_if: CompactionConfig,
     what_if_prompt_tokens: int | None = None,
     planner: Planner | None = None,
+    entry_extra: Callable[[str], dict[str, Any] | None] | None = None,
 ) -> PlanNow:
     """Plan the snapshot with `what_if` (the config with the panel's values) and ask the
     trigger, with the panel's prompt size when one is typed; no I/O but `planner`'s (the
@@ -831,4 +857,4 @@ def plan_now(
         )
     else:
         trigger = measured(what_if)
-    return PlanNow(plan_rows(snapshot, what_if, planner), trigger, real, size)
+    return PlanNow(plan_rows(snapshot, what_if, planner, entry_extra), trigger, real, size)

@@ -241,9 +241,11 @@ def test_the_entry_cut_meta_agrees_with_the_plan(hot: int) -> None:
         "path": plan.path,
         "trigger": "count",
     }
-    if plan.is_split_turn and plan.turn_start_index != plan.pinned_root_index:
-        # the chunk that holds the turn's user_input from now on (issue 22 item 2)
-        expected_extra["turn_start_chunk_id"] = commit.chunk_id
+    if plan.is_split_turn:
+        # the chunk that holds the turn's user_input from now on (issue 22 item 2); null: the
+        # pinned root, which stays in the hot window
+        pinned = plan.turn_start_index == plan.pinned_root_index
+        expected_extra["turn_start_chunk_id"] = None if pinned else commit.chunk_id
     assert commit.entry.extra == expected_extra
     compacted_ids = [events[i]["id"] for i in plan.compacted_indices()]
     assert (commit.entry.first_event_id, commit.entry.last_event_id) == (
