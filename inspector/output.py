@@ -258,6 +258,7 @@ def render_status(
         ("hot tokens", _n(status.hot_tokens)),
         ("last prompt tokens", _n(status.last_prompt_tokens)),
         ("prompt tokens", _prompt_text(status)),
+        ("calibration", _calibration_text(status)),
         ("context window", window),
         ("should compress", trigger_text),
         ("chunks", _n(status.chunk_count)),
@@ -337,6 +338,17 @@ def _plan_window(plan: CompactionPlan, n: int, around: int = 6) -> list[int]:
             if value is not None and 0 <= value < n:
                 keep |= set(range(max(value - 2, 0), min(value + 3, n)))
     return sorted(i for i in keep if 0 <= i < n)
+
+
+def _calibration_text(status: SessionStatus) -> Text:
+    """How the provider counts, once two figures are recorded (contract §5, Calibration)."""
+    cal = status.calibration
+    if cal.samples < 2:
+        return _t((f"not learned yet ({plural(cal.samples, 'figure')} recorded; needs 2)", "dim"))
+    return _t(
+        f"{cal.overhead:,} fixed + {cal.ratio:.2f} × estimate",
+        (f"  (over the last {plural(cal.samples, 'figure')})", "dim"),
+    )
 
 
 def render_plan(console: Console, report: PlanReport) -> None:
@@ -672,6 +684,8 @@ def _prompt_text(status: SessionStatus) -> Text:
     appended = int(status.prompt_tokens_appended or 0)
     detail = f"  {source}"
     if base is not None and appended:
-        detail += f" {int(base):,} + {appended:,} appended (estimate)"
+        cal = status.calibration
+        scaled = f" × {cal.ratio:.2f}" if cal.samples >= 2 and cal.ratio != 1 else ""
+        detail += f" {int(base):,} + {appended:,} appended (estimate{scaled})"
     out.append(detail, style="dim")
     return out
