@@ -151,7 +151,11 @@ def test_split_turn_writes_prefix_summary_to_chunk_and_hot_window(root: Path) ->
     assert hot[0]["id"] == ids[0]
     synthetic = hot[1]
     assert synthetic["type"] == "system_event" and synthetic["role"] == "system"
-    assert synthetic["meta"] == {"synthetic": "split_turn_prefix", "chunk_id": result.chunk_id}
+    assert synthetic["meta"] == {
+        "synthetic": "split_turn_prefix",
+        "chunk_id": result.chunk_id,
+        "turn_start_event_id": ids[4],  # contract §2, added 2026-12-01
+    }
     entry = yaml.safe_load((root / "session/chunks/index.yaml").read_text())["chunks"][0]
     assert "\n\n---\n\nTurn Context (split turn):\n" in entry["summary"]
     assert entry["cut_meta"]["is_split_turn"] is True

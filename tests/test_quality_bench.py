@@ -279,7 +279,10 @@ class NestingSummarizer:
             f"- ({e.get('type')}) {' '.join(str(e.get('content') or '').split())}" for e in events
         ]
         if kind == "turn_prefix":
-            return "Original request:\n" + lines[0] + "\nEarly progress:\n" + "\n".join(lines[1:4])
+            # The span's first event (a later pass: the earlier synthetic event) goes under Early
+            # progress too: a continued turn's chunk keeps no Original request bullet (contract
+            # §5, Turn start), and the nesting must still show in the chunk summary.
+            return "Original request:\n" + lines[0] + "\nEarly progress:\n" + "\n".join(lines[:4])
         return "Goal:\n" + "\n".join(lines)
 
 
