@@ -813,19 +813,41 @@ def _headroom(
     for t in toks:
         pre.append(pre[-1] + t)
     total = pre[-1]
+    n = an.n
+    # first_open[c]: the first event at or after c that is not ambient context (n: none);
+    # last_start[c]: the last turn boundary or synthetic event before c (-1: none). With them
+    # each candidate cut's split-turn check is O(1), as _split_turn decides it.
+    first_open = [n] * (n + 1)
+    for i in range(n - 1, -1, -1):
+        first_open[i] = first_open[i + 1] if an.ambient[i] else i
+    last_start = [-1] * (n + 1)
+    for i in range(n):
+        starts = an.classes[i] is CutClass.BOUNDARY or is_synthetic(an.events[i])
+        last_start[i + 1] = i if starts else last_start[i]
+
+    def split_start(cut: int, pinned: int | None) -> int | None:
+        f = first_open[cut]
+        if f == n or an.classes[f] is CutClass.BOUNDARY:
+            return None
+        if an.root is None or an.root >= f:
+            return None
+        s = last_start[cut]
+        if an.classes[s] is CutClass.BOUNDARY and s == pinned and cut == s + 1:
+            return None
+        return s
 
     def predict(cut: int) -> int:
         pinned = an.root if an.root is not None and an.root < cut else None
         kept = total - pre[cut] + (toks[pinned] if pinned is not None else 0)
-        turn = _split_turn(an, cut, pinned, [])
+        start = split_start(cut, pinned)
         prefix: tuple[int, bool] | None = None
-        if turn.is_split and turn.start_index is not None:
-            s = turn.start_index
+        if start is not None:
+            s = start
             in_prefix = (
                 pre[cut] - pre[s] - (toks[pinned] if pinned is not None and pinned >= s else 0)
             )
-            history = [i for i in range(s) if i != pinned]
-            prefix = (in_prefix, bool(history))
+            history = s - (1 if pinned is not None and pinned < s else 0)
+            prefix = (in_prefix, history > 0)
         return hr.predict_after(kept, total - kept, prefix)
 
     predicted = predict(c)
