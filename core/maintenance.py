@@ -343,10 +343,12 @@ def _grows(decision: TriggerDecision, predicted: int | None, force: bool) -> int
 
 def _not_smaller(predicted: int | None, before: int) -> str:
     added = (predicted or 0) - before
+    effect = (
+        f"it would grow the prompt by {added:,} tokens" if added > 0 else "it would not shrink it"
+    )
     return (
-        f"not committed: the pass would not make the prompt smaller (predicted {predicted:,} "
-        f"tokens after it, {before:,} before"
-        + (f"; it would add {added:,} tokens)" if added > 0 else ")")
+        "not committed: the prompt after the pass would not be smaller than before "
+        f"(predicted {predicted:,} tokens after it, {before:,} before; {effect})"
     )
 
 
