@@ -36,6 +36,7 @@ from textual.worker import Worker, WorkerState
 from core.catalog import read_catalog
 from core.config import CompactionConfig, load_config
 from core.errors import SessionMemoryError
+from core.headroom import Headroom, headroom_for, pushed_out_summary
 from core.manager import MemoryManager
 from core.trigger import PromptSize, TriggerDecision
 from inspector.actions import (
@@ -503,6 +504,7 @@ class InspectorApp(App[int]):
                     what_if.prompt_tokens,
                     planner=self._planner_for(snapshot.n_events),
                     entry_extra=self._entry_extra,
+                    headroom=self._headroom(config),
                 )
             except PlanProcessError as exc:
                 if self._stopping.is_set():
@@ -719,6 +721,20 @@ class InspectorApp(App[int]):
     def _watch_mode(self) -> str:
         return "off" if not self.watch_files else "polled" if self.poll else "watched"
 
+    def _headroom(self, config: CompactionConfig) -> Headroom | None:
+        """What the cut preview needs to move its cut as a pass would (contract §5,
+        Headroom): the session's calibration and summary.md's size; None for an archive."""
+        state = self.status.prompt_state
+        if state is None or self.archive_id is not None:
+            return None
+        try:
+            catalog = read_catalog(self.manager.paths, write=False)
+            pushed = pushed_out_summary(len(catalog), catalog.summary, config.summary_max_chunks)
+        except SessionMemoryError:
+            pushed = None
+        summary = self.manager.store.summary_estimate()
+        return headroom_for(state, config, self.status.model, summary, pushed)
+
     def _entry_extra(self, chunk_id: str) -> dict[str, Any] | None:
         """An index entry's extra fields (the plan names the chunk that holds a continued
         turn's request through them); None when the index cannot say."""
@@ -741,7 +757,17 @@ class InspectorApp(App[int]):
         if self.manager.maintenance_running:
             verdict, will = "a pass is running now", True
         elif trigger.should_compress:
-            if preview is not None and preview.plan.useful:
+            grows = (
+                preview is not None
+                and preview.plan.useful
+                and trigger.trigger == "tokens"
+                and trigger.prompt_tokens is not None
+                and preview.plan.predicted_after_tokens is not None
+                and preview.plan.predicted_after_tokens >= trigger.prompt_tokens
+            )
+            if grows:
+                verdict, will = "a pass would not commit — it would not shrink the prompt", False
+            elif preview is not None and preview.plan.useful:
                 verdict = f"a pass would compact now — m runs it ({preview.plan.path} path)"
                 will = True
             else:

@@ -28,13 +28,14 @@ from array import array
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar, overload
+from typing import Any, Protocol, TypeVar, overload
 
 from core.atomic import open_no_symlink
 from core.chunks import list_pending
 from core.config import CompactionConfig
 from core.errors import IndexCorruptError, SessionMemoryError
 from core.events import CutClass, Event, cut_class, is_synthetic
+from core.headroom import Headroom
 from core.jsonl import parse_event_lines
 from core.manager import MemoryManager
 from core.planner import CompactionPlan, PlannerConfig, plan_compaction, resolve_turn_start_chunk
@@ -672,8 +673,16 @@ class CutPreview:
         return span is not None and i is not None and span[0] <= i < span[1]
 
 
-Planner = Callable[[HotWindowSnapshot, PlannerConfig], CompactionPlan]
-"""Plans a snapshot's events as `plan_compaction` does (e.g. `PlanProcess.plan`, off the GIL)."""
+class Planner(Protocol):
+    """Plans a snapshot's events as `plan_compaction` does (e.g. `PlanProcess.plan`, off the
+    GIL), headroom included when given."""
+
+    def __call__(
+        self,
+        snapshot: HotWindowSnapshot,
+        config: PlannerConfig,
+        headroom: Headroom | None = None,
+    ) -> CompactionPlan: ...
 
 
 def plan_rows(
@@ -681,14 +690,17 @@ def plan_rows(
     config: PlannerConfig,
     planner: Planner | None = None,
     entry_extra: Callable[[str], dict[str, Any] | None] | None = None,
+    headroom: Headroom | None = None,
 ) -> CutPreview:
     """Plan on the snapshot's parsed events (corrupt lines are not events) and map to rows;
     `planner` works the plan out elsewhere (same inputs, same plan); `entry_extra` (an index
     entry's extra fields by chunk id) names the chunk that holds a continued turn's request."""
     if planner is not None:
-        plan = planner(snapshot, config)
+        plan = planner(snapshot, config, headroom)
     else:
-        plan = plan_compaction(snapshot.event_list(), config, tokens=snapshot.token_list())
+        plan = plan_compaction(
+            snapshot.event_list(), config, tokens=snapshot.token_list(), headroom=headroom
+        )
     if entry_extra is not None:
         plan = resolve_turn_start_chunk(plan, entry_extra)
     row = snapshot.row_of_event
@@ -833,6 +845,7 @@ def plan_now(
     what_if_prompt_tokens: int | None = None,
     planner: Planner | None = None,
     entry_extra: Callable[[str], dict[str, Any] | None] | None = None,
+    headroom: Headroom | None = None,
 ) -> PlanNow:
     """Plan the snapshot with `what_if` (the config with the panel's values) and ask the
     trigger, with the panel's prompt size when one is typed; no I/O but `planner`'s (the
@@ -857,4 +870,5 @@ def plan_now(
         )
     else:
         trigger = measured(what_if)
-    return PlanNow(plan_rows(snapshot, what_if, planner, entry_extra), trigger, real, size)
+    preview = plan_rows(snapshot, what_if, planner, entry_extra, headroom)
+    return PlanNow(preview, trigger, real, size)

@@ -427,3 +427,31 @@ def test_the_gauge_figure_after_a_pass_is_close_to_the_next_provider_figure(
     mm.close()
     assert len(jumps) >= 3
     assert max(jumps) < 0.1, jumps
+
+
+def test_the_inspector_cut_preview_moves_its_cut_as_the_pass_would(tmp_path: Path) -> None:
+    """The TUI's preview (in the app's thread or its planning child) gets the same headroom as
+    `plan` and a pass, so the screen shows the cut the pass will make (issue 22 item 1)."""
+    from core.headroom import headroom_for
+    from inspector.model import HotWindowModel, plan_now, read_light_status
+    from inspector.plan_process import PlanProcess
+
+    root = _calibrated_root(tmp_path)
+    mm = MemoryManager(root, CONFIG)
+    expected = mm.plan().plan
+    assert expected.headroom_moves >= 1
+    snapshot = HotWindowModel(mm.paths.events).poll().snapshot
+    status = read_light_status(mm, include_archives=False)
+    assert status.prompt_state is not None
+    headroom = headroom_for(status.prompt_state, CONFIG, None, mm.store.summary_estimate())
+    local = plan_now(snapshot, status, CONFIG, CONFIG, headroom=headroom).preview.plan
+    assert local.cut_index == expected.cut_index
+    assert local.headroom_moves == expected.headroom_moves
+    child = PlanProcess()
+    try:
+        remote = plan_now(
+            snapshot, status, CONFIG, CONFIG, planner=child.plan, headroom=headroom
+        ).preview.plan
+    finally:
+        child.close()
+    assert remote == local
