@@ -179,11 +179,16 @@ class MemoryManager:
             return False
         return st.st_size > 0 and (time.time() - st.st_mtime) > gap * 60.0
 
-    def record_prompt_tokens(self, n: int, model: str | None = None) -> None:
+    def record_prompt_tokens(
+        self, n: int, model: str | None = None, *, after_event_id: str | None = None
+    ) -> None:
         """Record the provider's prompt size of the latest model call; the trigger adds what is
-        appended after it by estimate (contract §5)."""
+        appended after it by estimate (contract §5). `after_event_id`: the figure's call came
+        after that stored event, not after the last one (see SessionStore)."""
         self._writable()
-        self.store.record_prompt_tokens(int(n), model=model or self.model)
+        self.store.record_prompt_tokens(
+            int(n), model=model or self.model, after_event_id=after_event_id
+        )
 
     def commit_run(self, assistant_text: str, **fields: Any) -> Event:
         event = self.append(make_event("assistant_output", assistant_text, **fields))
