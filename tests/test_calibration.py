@@ -455,3 +455,42 @@ def test_the_inspector_cut_preview_moves_its_cut_as_the_pass_would(tmp_path: Pat
     finally:
         child.close()
     assert remote == local
+
+
+@pytest.mark.parametrize("value", [51, -1, "ten", True])
+def test_a_bad_headroom_percent_is_an_error_naming_key_and_file(tmp_path: Path, value: Any) -> None:
+    MemoryManager(tmp_path / "m", CompactionConfig()).begin_run("hello")
+    path = tmp_path / "extraction.yaml"
+    path.write_text(yaml.safe_dump({"session_compaction": {"compact_headroom_percent": value}}))
+    done = run_cli(["--memory-dir", tmp_path / "m", "--config", path, "status"], cwd=tmp_path)
+    assert done.returncode == 2
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: ") and "compact_headroom_percent" in last and str(path) in last
+    assert "Traceback" not in done.stderr
+
+
+def test_headroom_percent_defaults_to_ten_and_takes_the_bounds() -> None:
+    from core.config import parse_config
+
+    assert CompactionConfig().compact_headroom_percent == 10
+    for value in (0, 50, 12.5):
+        section = {"session_compaction": {"compact_headroom_percent": value}}
+        assert parse_config(section, "x.yaml")[0].compact_headroom_percent == value
+
+
+def test_status_json_of_an_older_state_without_calibration(tmp_path: Path) -> None:
+    root = tmp_path / "m"
+    mm = MemoryManager(root, CompactionConfig())
+    mm.begin_run("hello")
+    mm.close()
+    state_path = root / "session" / "state.json"
+    state = json.loads(state_path.read_text())
+    state.pop("calibration", None)
+    state["last_prompt_tokens"] = 5000  # an older file: a figure with no anchor, no pairs
+    state.pop("prompt_tokens_after_event_id", None)
+    state_path.write_text(json.dumps(state))
+    done = run_cli(["--memory-dir", root, "status", "--json"], cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["calibration"] == {"overhead": 0, "ratio": 1.0, "samples": 0}
+    assert out["prompt_tokens"] == 5000
