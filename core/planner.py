@@ -814,18 +814,25 @@ def _headroom(
         pre.append(pre[-1] + t)
     total = pre[-1]
     n = an.n
-    # first_open[c]: the first event at or after c that is not ambient context (n: none);
-    # last_start[c]: the last turn boundary or synthetic event before c (-1: none). With them
-    # each candidate cut's split-turn check is O(1), as _split_turn decides it.
-    first_open = [n] * (n + 1)
-    for i in range(n - 1, -1, -1):
-        first_open[i] = first_open[i + 1] if an.ambient[i] else i
-    last_start = [-1] * (n + 1)
-    for i in range(n):
-        starts = an.classes[i] is CutClass.BOUNDARY or is_synthetic(an.events[i])
-        last_start[i + 1] = i if starts else last_start[i]
+    # Built when the cut has to move: first_open[c], the first event at or after c that is
+    # not ambient context (n: none); last_start[c], the last turn boundary or synthetic event
+    # before c (-1: none). With them each candidate's split-turn check is O(1), as
+    # _split_turn decides it (the first prediction asks _split_turn itself).
+    first_open: list[int] = []
+    last_start: list[int] = []
+
+    def build() -> None:
+        first_open.extend([n] * (n + 1))
+        for i in range(n - 1, -1, -1):
+            first_open[i] = first_open[i + 1] if an.ambient[i] else i
+        last_start.extend([-1] * (n + 1))
+        for i in range(n):
+            starts = an.classes[i] is CutClass.BOUNDARY or is_synthetic(an.events[i])
+            last_start[i + 1] = i if starts else last_start[i]
 
     def split_start(cut: int, pinned: int | None) -> int | None:
+        if not first_open:
+            return _split_turn(an, cut, pinned, []).start_index
         f = first_open[cut]
         if f == n or an.classes[f] is CutClass.BOUNDARY:
             return None
@@ -864,6 +871,8 @@ def _headroom(
     c_pre = pulled[1] if pulled is not None else c
     moves = 0
     while predicted > limit:
+        if not first_open:
+            build()
         nxt = an.next_legal_after(c_pre)
         if nxt is None:
             notes.append(
