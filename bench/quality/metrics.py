@@ -375,3 +375,14 @@ def unique_identifiers(chunks: Mapping[str, Sequence[Event]]) -> dict[str, str]:
 
 def ratio(numerator: float, denominator: float) -> float | None:
     return numerator / denominator if denominator else None
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """The q-quantile (0 ≤ q ≤ 1) of `values` by linear interpolation; None when empty."""
+    if not values:
+        return None
+    xs = sorted(values)
+    pos = q * (len(xs) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)

@@ -1,0 +1,116 @@
+"""Real agent sessions for `python -m bench.quality`: where each one comes from and how to find it.
+
+The generated corpus (bench/quality/corpus/) is written by this project and is regular; these
+transcripts were written by agents and people nobody here knows. Their files are not part of the
+repository: each is a public file under a licence that allows redistribution, named below by
+repository, commit and path, with the sha256 the harness checks before replaying it. Put them
+(unchanged, under the names below) in the directory `--real-dir` names, or `$QUALITY_REAL_DIR`,
+or bench/quality/corpus-real/ (git ignores its contents); docs/QUALITY.md says how.
+
+A source whose format `core.importers` cannot read yet (Claude Code, Codex) is listed so that it
+runs as soon as an importer exists; until then the harness reports it as skipped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_REAL_DIR = Path(__file__).resolve().parent / "corpus-real"
+ENV_REAL_DIR = "QUALITY_REAL_DIR"
+
+
+@dataclass(frozen=True)
+class RealSource:
+    """Where a real transcript comes from (docs/QUALITY.md has the same table)."""
+
+    repo: str
+    commit: str
+    path: str
+    licence: str
+    sha256: str
+    agent: str
+    """Which agent and model wrote it, in a few words."""
+
+
+def real_dir(explicit: Path | None = None) -> Path:
+    """`explicit`, else $QUALITY_REAL_DIR, else bench/quality/corpus-real/."""
+    if explicit is not None:
+        return explicit
+    env = os.environ.get(ENV_REAL_DIR, "").strip()
+    return Path(env) if env else DEFAULT_REAL_DIR
+
+
+def sha256_of(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def check_file(path: Path, source: RealSource) -> str | None:
+    """None when `path` is the expected file; else a one-line reason it cannot be replayed."""
+    if not path.is_file():
+        return f"not present ({path}); see docs/QUALITY.md for its source"
+    got = sha256_of(path)
+    if got != source.sha256:
+        return f"{path.name} has sha256 {got[:12]}…, expected {source.sha256[:12]}… (another file?)"
+    return None
+
+
+SWE_FORK_NOTE = (
+    "MIT (LICENSE.md of SWE-agent/mini-swe-agent, carried by the contributor's commit: "
+    "Copyright (c) 2025 Kilian A. Lieret and Carlos E. Jimenez)"
+)
+
+SOURCES: dict[str, RealSource] = {
+    "pi-large-session.jsonl": RealSource(
+        repo="badlogic/pi-mono",
+        commit="83378aad7e74a0e2bb8f37c007a9685fb4609d8a",
+        path="packages/coding-agent/test/fixtures/large-session.jsonl",
+        licence="MIT (Copyright (c) 2025 Mario Zechner)",
+        sha256="cf73261911d2357108adc2d599751e0f19480e0af5a56e20c1e7a7e72aff41fe",
+        agent="pi coding agent, Claude Sonnet 4.5 (one aborted GPT-5.1-codex call)",
+    ),
+    "swe-deepseek-chat-django-11001.traj.json": RealSource(
+        repo="SWE-agent/mini-swe-agent",
+        commit="3c7d1d7f8fb8630b187744215f67470b6755f60c",
+        path="output/deepseek_bench1/django__django-11001/django__django-11001.traj.json",
+        licence=SWE_FORK_NOTE,
+        sha256="dac1e78240df474c6303efe27ce6e80dcbcc88d5d39a8bbacc9d08ebec5c61df",
+        agent="mini-swe-agent 1.x (text actions), deepseek-chat",
+    ),
+    "swe-deepseek-reasoner-marshmallow-1343.traj.json": RealSource(
+        repo="SWE-agent/mini-swe-agent",
+        commit="ec0e8e849fea5b1619deb1753007201000904672",
+        path=(
+            "output/deepseek_reasoner_dev/marshmallow-code__marshmallow-1343/"
+            "marshmallow-code__marshmallow-1343.traj.json"
+        ),
+        licence=SWE_FORK_NOTE,
+        sha256="1277c94520c40592a8178dd7f2c1e93874098121ca8c6e37621442d0e8b9aa4d",
+        agent="mini-swe-agent (tool calls), deepseek-reasoner: no assistant text at all",
+    ),
+    "swe-deepseek-v4-flash-astropy-12907.traj.json": RealSource(
+        repo="SWE-agent/mini-swe-agent",
+        commit="9c0e0e7784f6a45a9ab1c952639055e592577f58",
+        path="eval/example_trajectories/astropy__astropy-12907.traj.json",
+        licence=SWE_FORK_NOTE,
+        sha256="3ab3fee88000f774ae386f6402264a2608ca9dae2c07420afd16112396a8854f",
+        agent="mini-swe-agent 2.x (tool calls), deepseek-v4-flash",
+    ),
+    "claude-code-todo-app.jsonl": RealSource(
+        repo="d-kimuson/claude-code-viewer",
+        commit="9367cf006be9965c954e6cd36526f2195dce67ea",
+        path=(
+            "mock-global-claude-dir/projects/sample-project/"
+            "fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl"
+        ),
+        licence="MIT (Copyright (c) 2025 Claude Code Viewer)",
+        sha256="8cce2fac5f598346c277e071e1a410a4f12b96dfde1581c9722d32b54dd613e6",
+        agent="Claude Code 1.0.98 (paths anonymised to /path/to/Demo), Claude Sonnet 4",
+    ),
+}
