@@ -157,6 +157,9 @@ _IDENT_PATTERNS = [
 ]
 _IDENT_RE = re.compile("|".join(f"(?:{p})" for p in _IDENT_PATTERNS), re.ASCII)
 _HASHLIKE = re.compile(r"^[0-9a-f]{7,}$")
+_NAME_CHAR = re.compile(r"[A-Za-z0-9_-]")
+"""A character that continues a name: a match right after one is a fragment of a longer name."""
+_CUT_TAIL = re.compile(r"[A-Za-z0-9_.~/-]+$")
 
 
 def identifiers(text: str) -> set[str]:
@@ -165,6 +168,8 @@ def identifiers(text: str) -> set[str]:
     or hashes."""
     out: set[str] = set()
     for m in _IDENT_RE.finditer(text):
+        if m.start() > 0 and _NAME_CHAR.match(text[m.start() - 1]):
+            continue  # a fragment: `text.test.ts` in `truncated-text.test.ts`
         tok = m.group(0).rstrip(".,:;")
         wordless = not re.search(r"[A-Za-z]", tok) and not tok.startswith("#")
         if len(tok) < 4 or _HASHLIKE.match(tok) or wordless:
@@ -177,7 +182,12 @@ def _argument_strings(value: Any, limit: int | None = ARGUMENT_VALUE_CHARS) -> I
     """Every string in a tool call's arguments, nested ones too, each cut to `limit`
     characters (None: whole)."""
     if isinstance(value, str):
-        yield value[:limit]
+        if limit is None or len(value) <= limit:
+            yield value
+        elif _NAME_CHAR.match(value[limit]):
+            yield _CUT_TAIL.sub("", value[:limit])  # a name the cut splits is not used whole
+        else:
+            yield value[:limit]
     elif isinstance(value, Mapping):
         for v in value.values():
             yield from _argument_strings(v, limit)
