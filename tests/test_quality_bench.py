@@ -348,10 +348,11 @@ def test_tracker_counts_back_to_back_passes_grown_prompts_and_calibration_error(
     assert report.passes_grew_prompt == 0
     tracker.around_pass(0, compacted)
     assert report.passes_grew_prompt == 1 and tracker.grew == ["0→0"]
-    tracker.recorded(150, 100)
+    tracker.recorded(150, 100)  # the first figure after the passes above
     tracker.recorded(None, 100)  # cold start: nothing predicted
     tracker.recorded(90, 100)
     assert tracker.calibration_errors == [pytest.approx(0.5), pytest.approx(0.1)]
+    assert tracker.calibration_errors_after_pass == [pytest.approx(0.5)]
 
 
 def test_real_sessions_are_reported_apart_and_skipped_when_absent(tmp_path: Path) -> None:

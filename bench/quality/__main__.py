@@ -41,6 +41,8 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("passes_grew_prompt", "grew prompt"),
     ("calibration_error_median", "calib err med"),
     ("calibration_error_p90", "calib err p90"),
+    ("calibration_error_after_pass_median", "calib err after pass med"),
+    ("calibration_error_after_pass_p90", "calib err after pass p90"),
 )
 OVERALL_ONLY: dict[str, str] = {"recall_hit1_min": "recall_hit1"}
 """Overall keys shown in the row of the per-transcript key they summarise."""

@@ -220,14 +220,19 @@ class Report:
     """|predicted − recorded| / recorded over the recorded prompt sizes, where predicted is the
     trigger's prompt size (status().prompt_tokens) just before the figure is recorded."""
     calibration_error_p90: float | None = None
+    calibration_error_after_pass_median: float | None = None
+    """The same over the first figure recorded after each pass only: where a reset that leaves
+    out the provider's fixed part or ratio shows (and a pass storm starts)."""
+    calibration_error_after_pass_p90: float | None = None
     seconds: float = 0.0
     examples: dict[str, list[str]] = field(default_factory=dict)
     calibration_errors: list[float] = field(default_factory=list, repr=False)
     """Every sample (for the pooled median and p90; not in the JSON)."""
+    calibration_errors_after_pass: list[float] = field(default_factory=list, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         out = dataclasses.asdict(self)
-        del out["calibration_errors"]
+        del out["calibration_errors"], out["calibration_errors_after_pass"]
         for k, v in out.items():
             if isinstance(v, float):
                 out[k] = round(v, 4)
@@ -255,6 +260,8 @@ class Tracker:
         self.pass_calls: list[int] = []
         self.grew: list[str] = []
         self.calibration_errors: list[float] = []
+        self.calibration_errors_after_pass: list[float] = []
+        self.passed_since_figure = False
         self.recall_misses: list[str] = []
 
     def prompt_now(self) -> int:
@@ -277,6 +284,7 @@ class Tracker:
         """Called by MeasuredManager.save for every pass the trigger asked for (before
         `after_pass`), with the prompt estimated just before it."""
         self.pass_pending = True
+        self.passed_since_figure = True
         if result.compacted:
             after = self.prompt_now()
             if after >= before:
@@ -285,7 +293,11 @@ class Tracker:
 
     def recorded(self, predicted: int | None, figure: int) -> None:
         if predicted is not None and figure > 0:
-            self.calibration_errors.append(abs(predicted - figure) / figure)
+            error = abs(predicted - figure) / figure
+            self.calibration_errors.append(error)
+            if self.passed_since_figure:
+                self.calibration_errors_after_pass.append(error)
+        self.passed_since_figure = False
 
     def after_pass(self, result: PassResult) -> None:
         rep = self.report
@@ -378,6 +390,10 @@ class Tracker:
         if errors:
             rep.calibration_error_median = float(statistics.median(errors))
             rep.calibration_error_p90 = m.percentile(errors, 0.9)
+        after = sorted(self.calibration_errors_after_pass)
+        rep.calibration_errors_after_pass = after
+        rep.calibration_error_after_pass_median = m.percentile(after, 0.5)
+        rep.calibration_error_after_pass_p90 = m.percentile(after, 0.9)
         rep.examples = {
             "grew_prompt": self.grew[:5],
             "requests_missing": self.missing_requests[:5],
@@ -519,6 +535,7 @@ def overall(reports: Sequence[Report]) -> dict[str, Any]:
     skipped = [r for r in reports if r.skipped is not None]
     reports = [r for r in reports if r.skipped is None]
     errors = [x for r in reports for x in r.calibration_errors]
+    after = [x for r in reports for x in r.calibration_errors_after_pass]
     return {
         "transcripts": len(reports),
         "skipped": len(skipped),
@@ -555,6 +572,8 @@ def overall(reports: Sequence[Report]) -> dict[str, Any]:
         "calibration_samples": sum(r.calibration_samples for r in reports),
         "calibration_error_median": _rounded(m.percentile(errors, 0.5)),
         "calibration_error_p90": _rounded(m.percentile(errors, 0.9)),
+        "calibration_error_after_pass_median": _rounded(m.percentile(after, 0.5)),
+        "calibration_error_after_pass_p90": _rounded(m.percentile(after, 0.9)),
         "seconds": round(sum(r.seconds for r in reports), 1),
     }
 
