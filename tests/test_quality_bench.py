@@ -112,6 +112,7 @@ def test_fragments_of_longer_names_are_not_identifiers() -> None:
     limit on argument values is an identifier of its own."""
     assert "text.test.ts" not in m.identifiers("wrote packages/tui/test/truncated-text.test.ts")
     assert "compaction.test.ts" in m.identifiers("npx vitest compaction.test.ts")
+    assert m.identifiers("fixes #412; colour #008800") == {"#412"}
     body = "x " * 95 + "const errorMessages = []"  # the cut falls inside errorMessages
     call = _event("tool_call", name="bash", arguments={"command": body})
     got = m.said_identifiers(call)

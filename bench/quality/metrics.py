@@ -152,7 +152,7 @@ _IDENT_PATTERNS = [
     r"\b[a-z]+(?:[A-Z][a-z0-9]*)+\b",  # camelCase
     r"\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b",  # PascalCase
     r"\b[A-Z][A-Z0-9]+-\d+\b",  # ticket ids: PI-1187
-    r"#\d{2,}\b",  # issue numbers: #412
+    r"#[1-9]\d{1,5}\b",  # issue numbers: #412 (not a colour such as #008800)
     r"\b[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_.]*\b",  # a.b.c
 ]
 _IDENT_RE = re.compile("|".join(f"(?:{p})" for p in _IDENT_PATTERNS), re.ASCII)
