@@ -374,3 +374,28 @@ def test_real_sessions_are_reported_apart_and_skipped_when_absent(tmp_path: Path
         assert "not importable yet" in real["skipped"][claude.name]
     assert real["overall"]["transcripts"] == 0 and real["overall"]["skipped"] == len(REAL_CORPUS)
     assert cli.main(["--group", "real", "--real-dir", str(tmp_path / "nope")]) == 2
+
+
+def test_a_real_session_that_does_not_import_is_skipped_with_the_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import dataclasses
+
+    from bench.quality import real_corpus
+
+    entry = next(e for e in REAL_CORPUS if e.fmt == "openai")
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    messages = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},  # the id again
+        {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+    ]
+    path = tmp_path / entry.file
+    path.write_text(json.dumps(messages), encoding="utf-8")
+    source = dataclasses.replace(SOURCES[entry.file], sha256=real_corpus.sha256_of(path))
+    monkeypatch.setitem(SOURCES, entry.file, source)
+    report = run_entry(entry, real=tmp_path)
+    assert report.skipped is not None and report.skipped.startswith("does not import: ")
+    assert "used twice" in report.skipped

@@ -24,6 +24,7 @@ from bench.common import read_jsonl
 from bench.quality import metrics as m
 from bench.quality.real_corpus import SOURCES, RealSource, check_file, real_dir
 from core.config import CompactionConfig
+from core.errors import BadInputError
 from core.importers import FORMATS, ModelCall, Transcript, load_transcript
 from core.maintenance import PassResult
 from core.manager import MemoryManager
@@ -123,6 +124,24 @@ REAL_CORPUS: tuple[CorpusEntry, ...] = (
         "swe-deepseek-v4-flash-astropy-12907.traj.json",
         "mini-swe-agent",
         settings(32768, 10000),
+        group=REAL,
+    ),
+    # tau-bench's tool-calling agent (GPT-4o) with a simulated customer: 9 requests in 62
+    # messages, no usage figures (the count rule applies); a small window so it compacts.
+    CorpusEntry(
+        "real-tau-airline",
+        "tau-bench-gpt-4o-airline-record-183.json",
+        "openai",
+        dataclasses.replace(settings(8192, 2000), count_compress_after_events=40),
+        group=REAL,
+    ),
+    # The same agent's log that reuses a tool call id: reported as not importable until the
+    # openai importer accepts an id reused after its result came.
+    CorpusEntry(
+        "real-tau-reused-id",
+        "tau-bench-gpt-4o-airline-record-3.json",
+        "openai",
+        dataclasses.replace(settings(8192, 2000), count_compress_after_events=40),
         group=REAL,
     ),
     # Claude Code: runs once core.importers reads the format (skipped until then).
@@ -482,7 +501,13 @@ def run_entry(
     report.skipped = skip_reason(entry, directory)
     if report.skipped is not None:
         return report
-    loaded = load_transcript(directory / entry.file, entry.fmt)
+    try:
+        loaded = load_transcript(directory / entry.file, entry.fmt)
+    except BadInputError as exc:
+        if entry.group != REAL:
+            raise  # the generated corpus always imports (a test checks it)
+        report.skipped = f"does not import: {exc}"
+        return report
     if entry.max_calls is not None:
         loaded = dataclasses.replace(loaded, calls=loaded.calls[: entry.max_calls], trailing=[])
     transcript, ids = with_ids(loaded, entry.name)

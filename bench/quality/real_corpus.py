@@ -66,6 +66,9 @@ SWE_FORK_NOTE = (
     "Copyright (c) 2025 Kilian A. Lieret and Carlos E. Jimenez)"
 )
 
+TAU_PATH = "historical_trajectories/gpt-4o-airline.json"
+TAU_LICENCE = "MIT (Copyright (c) 2024 Sierra)"
+
 SOURCES: dict[str, RealSource] = {
     "pi-large-session.jsonl": RealSource(
         repo="badlogic/pi-mono",
@@ -101,6 +104,22 @@ SOURCES: dict[str, RealSource] = {
         licence=SWE_FORK_NOTE,
         sha256="3ab3fee88000f774ae386f6402264a2608ca9dae2c07420afd16112396a8854f",
         agent="mini-swe-agent 2.x (tool calls), deepseek-v4-flash",
+    ),
+    "tau-bench-gpt-4o-airline-record-183.json": RealSource(
+        repo="sierra-research/tau-bench",
+        commit="7362a1708d720a4d697d042f21fd8637ea144c3b",
+        path=TAU_PATH + " (record 183's `traj`: its messages, unchanged)",
+        licence=TAU_LICENCE,
+        sha256="9f531bdb8922f65f418c380debb9e1c6587720a14c7f030d115748b337945a1d",
+        agent="tau-bench tool-calling agent, GPT-4o, with a GPT-4o simulated customer",
+    ),
+    "tau-bench-gpt-4o-airline-record-3.json": RealSource(
+        repo="sierra-research/tau-bench",
+        commit="7362a1708d720a4d697d042f21fd8637ea144c3b",
+        path=TAU_PATH + " (record 3's `traj`: its messages, unchanged)",
+        licence=TAU_LICENCE,
+        sha256="700fbb66950ab2bdbda79b0efb4acadee63ceb5b8fefceb7dad2cf7478ed1c66",
+        agent="the same agent; its log reuses a tool call id (as 49 of the file's 200 do)",
     ),
     "claude-code-todo-app.jsonl": RealSource(
         repo="d-kimuson/claude-code-viewer",
