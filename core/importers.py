@@ -24,11 +24,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from core.errors import BadInputError, EventError
 from core.events import validate_event
 from core.jsonl import serialize_event
+from core.state import MAX_PROMPT_TOKENS
 
 FORMATS: tuple[str, ...] = ("pi", "openai", "mini-swe-agent")
 
@@ -76,16 +77,39 @@ class Transcript:
         return None
 
 
+MAX_TRANSCRIPT_BYTES = 256 * 1024 * 1024
+"""The largest transcript `import` reads (256 MiB): a file is parsed whole before anything is
+written, and `/dev/zero` or a runaway log must end in a clear error, not in all memory."""
+
+
 def load_transcript(path: Path, fmt: str) -> Transcript:
     """Read and parse one transcript file; BadInputError on an unknown format or bad input."""
     check_format(fmt)
     source = str(path)
     try:
-        data = path.read_bytes()
+        with path.open("rb") as stream:
+            data = read_capped(stream, source)
     except OSError as exc:
         raise BadInputError(
             f"{source}: cannot read the transcript: {exc.strerror or exc}"
         ) from None
+    return decode_transcript(data, fmt, source)
+
+
+def read_capped(stream: BinaryIO, source: str, limit: int = MAX_TRANSCRIPT_BYTES) -> bytes:
+    """At most `limit` bytes of a stream (a file, a pipe, stdin); BadInputError beyond it."""
+    data = stream.read(limit + 1)
+    if len(data) > limit:
+        raise BadInputError(
+            f"{source}: the transcript is larger than {limit // (1024 * 1024)} MiB, the most "
+            "`import` reads (split the log, or import the part you need)"
+        )
+    return data
+
+
+def decode_transcript(data: bytes, fmt: str, source: str) -> Transcript:
+    """Parse a transcript's bytes (UTF-8); BadInputError naming the line when they are not."""
+    check_format(fmt)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -218,8 +242,39 @@ class _Builder:
         if self.count == 0:
             raise BadInputError(f"{self.source}: no messages to import")
         transcript = Transcript(self.fmt, self.source, self.calls, list(self.pending))
+        check_transcript(transcript)
         _fill_timestamps(transcript.events())
         return transcript
+
+
+def check_transcript(transcript: Transcript) -> None:
+    """What every format must satisfy before anything is written, checked on the parsed
+    transcript (so each format's parser, and `replay`/`import_transcript` given a transcript
+    built by hand, share it): each provider prompt size is one the store accepts
+    (0 to 10¹², core.state.MAX_PROMPT_TOKENS). BadInputError naming the call's line."""
+    for number, call in enumerate(transcript.calls, start=1):
+        n = call.prompt_tokens
+        if n is None or (
+            isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= MAX_PROMPT_TOKENS
+        ):
+            continue
+        where = _call_line(call)
+        raise BadInputError(
+            f"{transcript.source}:{where if where is not None else '?'}: model call {number}'s "
+            f"provider prompt size ({str(n)[:40]}) is not an integer from 0 to "
+            f"{MAX_PROMPT_TOKENS:,}; nothing was written"
+        )
+
+
+def _call_line(call: ModelCall) -> int | None:
+    """The log line a model call came from (its first output's, else its last input's)."""
+    for event in [*call.outputs, *reversed(call.inputs)]:
+        source = (
+            event.get("meta", {}).get("source") if isinstance(event.get("meta"), dict) else None
+        )
+        if isinstance(source, dict) and isinstance(source.get("line"), int):
+            return int(source["line"])
+    return None
 
 
 def _fill_timestamps(events: list[dict[str, Any]]) -> None:
@@ -700,9 +755,41 @@ def _openai_prompt_tokens(message: dict[str, Any]) -> int | None:
 
 # --- mini-swe-agent ---------------------------------------------------------------------------
 
-_ACTION = re.compile(r"```(?:bash|sh|mswea_bash_command)[ \t]*\n(.*?)\n```", re.DOTALL)
-"""The action block of mini-swe-agent's reply (1.x: ```bash; 2.x: ```mswea_bash_command)."""
+_ACTION_OPEN = re.compile(r"```(?:bash|sh|mswea_bash_command)[ \t]*\n")
+"""The opening fence of mini-swe-agent's action block (1.x: ```bash; 2.x:
+```mswea_bash_command); the block runs to the first "\n```" after it."""
+_ACTION_CLOSE = "\n```"
 _OBSERVATION = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
+MAX_RETURNCODE_DIGITS = 19
+"""A `<returncode>` longer than this is no exit status (and Python refuses to turn a number of
+more than 4,300 digits into an int): the transcript is refused as bad input."""
+
+
+@dataclass(frozen=True)
+class _Action:
+    start: int
+    end: int
+    command: str
+
+
+def _actions(content: str) -> list[_Action]:
+    """The action blocks of a reply, as `re.finditer` of
+    ```` ```(?:bash|sh|mswea_bash_command)[ \t]*\n(.*?)\n``` ```` (DOTALL) finds them, in
+    linear time: that pattern tries every opening fence against the whole rest of the text,
+    so a reply of unclosed fences took time quadratic in its length (22 s at 256 KB). When
+    the leftmost opening fence has no closing one after it, no later fence has either."""
+    out: list[_Action] = []
+    pos = 0
+    while True:
+        opened = _ACTION_OPEN.search(content, pos)
+        if opened is None:
+            return out
+        close = content.find(_ACTION_CLOSE, opened.end())
+        if close < 0:
+            return out
+        end = close + len(_ACTION_CLOSE)
+        out.append(_Action(opened.start(), end, content[opened.end() : close]))
+        pos = end
 
 
 def _parse_mini_swe_agent(text: str, b: _Builder) -> None:
@@ -763,7 +850,7 @@ def _mini_message(message: Any, line: int, b: _Builder, st: _MiniState) -> None:
     code = extra.get("returncode")
     if not isinstance(code, int) or isinstance(code, bool):
         found = _OBSERVATION.search(content)
-        code = int(found.group(1)) if found else None
+        code = _returncode(found.group(1), line, b) if found else None
     if code is not None:
         meta["returncode"] = code
     if role == "exit" and isinstance(extra.get("exit_status"), str):
@@ -784,6 +871,16 @@ def _mini_message(message: Any, line: int, b: _Builder, st: _MiniState) -> None:
     # context the model read, not a request from a person.
     meta["kind"] = "exit" if role == "exit" else "agent_feedback"
     b.add_input(b.event("system_event", "system", content, line=line, ts=ts, meta=meta))
+
+
+def _returncode(digits: str, line: int, b: _Builder) -> int:
+    if len(digits.lstrip("-")) > MAX_RETURNCODE_DIGITS:
+        raise b.error(
+            line,
+            f"a <returncode> of {len(digits.lstrip('-')):,} digits is no exit status "
+            f"(at most {MAX_RETURNCODE_DIGITS} are read)",
+        )
+    return int(digits)
 
 
 def _mini_assistant(
@@ -807,12 +904,12 @@ def _mini_assistant(
     if isinstance(actions, list) and actions:
         commands = [a["command"] for a in actions if isinstance(a, dict) and "command" in a]
         commands = [c for c in commands if isinstance(c, str)]
-    found = list(_ACTION.finditer(content))
+    found = _actions(content)
     if not commands:
-        commands = [m.group(1).strip() for m in found]
+        commands = [a.command.strip() for a in found]
     text = content
     if len(commands) == 1 and len(found) == 1:
-        text = (content[: found[0].start()] + content[found[0].end() :]).strip()
+        text = (content[: found[0].start] + content[found[0].end :]).strip()
     outputs: list[dict[str, Any]] = []
     if text:
         outputs.append(b.event("assistant_output", "assistant", text, line=line, ts=ts))

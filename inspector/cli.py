@@ -170,10 +170,10 @@ def _positive_int(text: str) -> int:
 
 
 def _limit(text: str) -> int:
-    value = _positive_int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer ≥ 1, got {value}")
-    return value
+    with contextlib.suppress(ValueError):
+        if int(text) < 1:  # checked first: "≥ 0" for -1 would promise what 0 then refuses
+            raise argparse.ArgumentTypeError(f"expected an integer ≥ 1, got {int(text)}")
+    return _positive_int(text)
 
 
 def _speed(text: str) -> float:
@@ -318,6 +318,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--poll", action="store_true", default=False, help="TUI: poll files instead of watching"
     )
+    parser.add_argument(
+        "--reveal-secrets",
+        action="store_true",
+        default=False,
+        help="TUI: show API keys, tokens and passwords in events unmasked",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     common = _global_options(suppress=True)
     parsers: dict[str, argparse.ArgumentParser] = {}
@@ -333,6 +339,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = parsers["tui"]
     p.add_argument("--read-only", action="store_true", default=argparse.SUPPRESS)
     p.add_argument("--poll", action="store_true", default=argparse.SUPPRESS)
+    p.add_argument("--reveal-secrets", action="store_true", default=argparse.SUPPRESS)
 
     p = parsers["demo"]
     p.add_argument(
@@ -390,7 +397,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--task", required=True, metavar="T", help="the current task")
 
     p = parsers["import"]
-    p.add_argument("file", metavar="FILE", help="the transcript to read")
+    p.add_argument("file", metavar="FILE", help="the transcript to read (- for stdin)")
     p.add_argument(
         "--format",
         required=True,
@@ -722,12 +729,15 @@ def cmd_repair(ctx: Context) -> int:
 
 def cmd_import(ctx: Context) -> int:
     """Parse the whole transcript before the memory root is touched (all or nothing)."""
-    from core.importers import load_transcript
+    from core.importers import decode_transcript, load_transcript, read_capped
     from core.replay import import_transcript, replay
     from inspector.output import plural
 
     args = ctx.args
-    transcript = load_transcript(Path(args.file), args.format)
+    if args.file == "-":  # stdin, as `append -` reads it
+        transcript = decode_transcript(read_capped(sys.stdin.buffer, "stdin"), args.format, "stdin")
+    else:
+        transcript = load_transcript(Path(args.file), args.format)
     manager = ctx.manager(read_only=False, create=True)
     try:
         existing = manager.store.read_events().event_count
@@ -756,7 +766,7 @@ def cmd_import(ctx: Context) -> int:
         f"{how} {plural(stats.events_appended, 'event')} of "
         f"{plural(stats.calls, 'model call')} from "
         f"{visible(transcript.source, keep_newlines=False)} ({transcript.format}) into "
-        f"{manager.memory_dir}",
+        f"{visible(str(manager.memory_dir), keep_newlines=False)}",
         f"prompt sizes recorded: {stats.prompt_sizes_recorded}",
     ]
     if args.replay:
@@ -794,6 +804,7 @@ def cmd_tui(ctx: Context) -> int:
         poll=bool(getattr(ctx.args, "poll", False)),
         config=config,
         demo=None,
+        reveal_secrets=bool(getattr(ctx.args, "reveal_secrets", False)),
     )
     return result if isinstance(result, int) else EXIT_OK
 
@@ -831,7 +842,7 @@ def cmd_demo(ctx: Context) -> int:
     root, fresh = _demo_root(ctx)
     if fresh and not getattr(args, "config", None):
         write_demo_config(root.parent / "config" / "memory" / "extraction.yaml", config)
-    sys.stderr.write(f"demo memory root: {root}\n")
+    sys.stderr.write(f"demo memory root: {visible(str(root), keep_newlines=False)}\n")
     if not fresh and not getattr(args, "config", None):
         # Not written beside a folder the user named: M/../config is every sibling root's too.
         sys.stderr.write(
