@@ -454,21 +454,19 @@ class MeasuredManager(MemoryManager):
 
     tracker: Tracker | None = None
 
-    def save(
-        self, *, force: bool = False, focus: str | None = None, prompt_tokens: int | None = None
-    ) -> PassResult:
+    def save(self, *args: Any, **kwargs: Any) -> PassResult:
         tracker = self.tracker
         before = tracker.prompt_now() if tracker is not None else 0
-        result = super().save(force=force, focus=focus, prompt_tokens=prompt_tokens)
+        result = super().save(*args, **kwargs)
         fired = result.trigger is not None and result.trigger.should_compress
         if tracker is not None and (fired or result.compacted):
             tracker.around_pass(before, result)
         return result
 
-    def record_prompt_tokens(self, n: int, model: str | None = None) -> None:
+    def record_prompt_tokens(self, n: int, *args: Any, **kwargs: Any) -> None:
         if self.tracker is not None:
             self.tracker.recorded(self.status().prompt_tokens, int(n))
-        super().record_prompt_tokens(n, model)
+        super().record_prompt_tokens(n, *args, **kwargs)
 
 
 def skip_reason(entry: CorpusEntry, directory: Path) -> str | None:
