@@ -37,8 +37,9 @@ verbatim as a name (case-insensitive; not inside a longer name: `fix.py` is not 
 its parts. Candidates are the first places by score plus the chunks that hold the query's
 longest identifier term (up to EXACT_CANDIDATES), so a mention inside a long file dump, which
 BM25 weighs little, is still found. Only candidates that hold that term are read to check
-(when none does, those holding every word of the query): a chunk file read costs more than a
-postings look-up, and a persistent index must not read every candidate's file.
+(when none does, those holding every word of the query), best first and only until `limit` of
+them hold the query: a chunk file read costs more than a postings look-up, and a persistent
+index must not read every candidate's file.
 """
 
 from __future__ import annotations
@@ -780,19 +781,27 @@ def search(parts: Sequence[Part], query: str, limit: int = 5) -> RecallResult:
             loaded[k] = doc_of(k).current_events()
         return loaded[k]
 
-    if (q.phrases or q.exact) and ranked:
+    if q.phrases and ranked:
+        lift = ranked[0][1]
+        ranked = sorted(
+            (
+                (k, s + lift if _holds_phrase(doc_of(k), events_of(k), q.phrases) else s)
+                for k, s in ranked
+            ),
+            key=order,
+        )
+    elif q.exact and ranked:
+        # Best first, only the candidates that may hold the query are read, and only until
+        # `limit` of them hold it: a lifted chunk below those could not reach the results.
         lift = ranked[0][1]
         may_hold = _may_hold(parts, [k for k, _ in ranked], q)
-
-        def lifted(k: tuple[int, Hashable], s: float) -> float:
-            d = doc_of(k)
-            if q.phrases and _holds_phrase(d, events_of(k), q.phrases):
-                return s + lift
-            if k in may_hold and _holds_exact(d, events_of(k), q.exact):
-                return s + lift
-            return s
-
-        ranked = sorted(((k, lifted(k, s)) for k, s in ranked), key=order)
+        holders: set[tuple[int, Hashable]] = set()
+        for k, _s in ranked:
+            if len(holders) >= limit:
+                break
+            if k in may_hold and _holds_exact(doc_of(k), events_of(k), q.exact):
+                holders.add(k)
+        ranked = sorted(((k, s + lift if k in holders else s) for k, s in ranked), key=order)
     hits: list[RecallHit] = []
     matched_terms = [t for t in terms if t in found]
     strong = frozenset(t for t in matched_terms if q.weights[t] > 1.0)

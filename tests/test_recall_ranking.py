@@ -404,3 +404,39 @@ def test_persistent_and_in_memory_recall_agree_on_exact_queries(tmp_path: Path) 
         assert len(persisted.results) > 1, query
         (event,) = persisted.results[0].events
         assert target in str(event.get("content")), query
+
+
+def test_an_exact_query_reads_only_the_chunks_it_returns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every chunk holds `package.json`: checking them all would read every chunk file; the
+    check goes best first and stops at the limit."""
+    from core import recall_cache
+    from core.manager import MemoryManager
+    from tests.helpers.recall import config
+
+    root = tmp_path / "m"
+    mm = MemoryManager(root, config())
+    for p in range(4):
+        for n in range(3 * p, 3 * p + 3):
+            mm.begin_run(f"turn {n}: bump the version in package.json to 1.{n}")
+            cid = f"k{n}"
+            mm.append({"type": "tool_call", "name": "edit", "tool_call_id": cid, "arguments": {}})
+            mm.append({"type": "tool_result", "tool_call_id": cid, "content": f"1.{n} written"})
+            mm.commit_run(f"package.json now says 1.{n}")
+            mm.wait_for_maintenance()
+        assert mm.save(force=True).compacted
+    mm.close()
+    reads: list[str] = []
+    real = recall_cache.read_chunk_events
+
+    def counting(paths: object, chunk_id: str) -> list[Event]:
+        reads.append(chunk_id)
+        return real(paths, chunk_id)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(recall_cache, "read_chunk_events", counting)
+    fresh = MemoryManager(root, config(), read_only=True)
+    hits = fresh.recall("package.json", limit=2).results
+    assert len(hits) == 2
+    assert len(list((root / "session" / "chunks").glob("chunk_*.jsonl"))) >= 4
+    assert sorted(reads) == sorted(h.chunk_id for h in hits)
