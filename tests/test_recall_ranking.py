@@ -412,7 +412,10 @@ def test_an_exact_query_reads_only_the_chunks_it_returns(
     """Every chunk holds `package.json`: checking them all would read every chunk file; the
     check goes best first and stops at the limit."""
     from core import recall_cache
+    from core.chunks import read_chunk_events
+    from core.jsonl import CorruptLine
     from core.manager import MemoryManager
+    from core.paths import MemoryPaths
     from tests.helpers.recall import config
 
     root = tmp_path / "m"
@@ -428,11 +431,11 @@ def test_an_exact_query_reads_only_the_chunks_it_returns(
         assert mm.save(force=True).compacted
     mm.close()
     reads: list[str] = []
-    real = recall_cache.read_chunk_events
+    real = read_chunk_events
 
-    def counting(paths: object, chunk_id: str) -> list[Event]:
+    def counting(paths: MemoryPaths, chunk_id: str) -> tuple[list[Event], list[CorruptLine]]:
         reads.append(chunk_id)
-        return real(paths, chunk_id)  # type: ignore[arg-type]
+        return real(paths, chunk_id)
 
     monkeypatch.setattr(recall_cache, "read_chunk_events", counting)
     fresh = MemoryManager(root, config(), read_only=True)
