@@ -31,7 +31,9 @@ from core.events import validate_event
 from core.jsonl import serialize_event
 from core.state import MAX_PROMPT_TOKENS
 
-FORMATS: tuple[str, ...] = ("pi", "openai", "mini-swe-agent")
+FORMATS: tuple[str, ...] = ("pi", "openai", "mini-swe-agent", "claude-code", "codex")
+LINE_FORMATS: tuple[str, ...] = ("claude-code", "codex")
+"""Formats read line by line (core/import_stream.py), so `follow` can tail them live."""
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,8 @@ class Transcript:
     calls: list[ModelCall]
     trailing: list[dict[str, Any]]
     """Events after the last model call (may be empty)."""
+    warnings: list[str] = field(default_factory=list)
+    """`FILE:LINE: ...` notes on lines skipped as unknown (claude-code, codex)."""
 
     def events(self) -> list[dict[str, Any]]:
         """Every event in the transcript's order: each call's inputs and outputs, then trailing."""
@@ -123,6 +127,10 @@ def parse_transcript(text: str, fmt: str, source: str = "<string>") -> Transcrip
     check_format(fmt)
     if text.startswith("\ufeff"):
         text = text[1:]
+    if fmt in LINE_FORMATS:
+        from core.import_stream import line_parser, parse_lines
+
+        return parse_lines(text, line_parser(fmt, source))
     builder = _Builder(fmt, source)
     _PARSERS[fmt](text, builder)
     return builder.finish()
@@ -149,6 +157,9 @@ class _Builder:
     call_names: dict[str, str] = field(default_factory=dict)
     """tool_call_id -> tool name, for every call seen so far."""
     answered: set[str] = field(default_factory=set)
+    open_ids: dict[str, str | None] = field(default_factory=dict)
+    """The log's tool call id -> the stored id of its latest call while unanswered, None once
+    answered (an id may be reused after that)."""
     count: int = 0
 
     def error(self, line: int, message: str) -> BadInputError:
@@ -188,15 +199,28 @@ class _Builder:
             raise self.error(line, "a tool call needs a non-empty string id")
         if not isinstance(name, str) or not name:
             raise self.error(line, f"tool call {call_id!r} needs a non-empty string name")
+        source_id = call_id
         if call_id in self.call_names:
-            raise self.error(line, f"tool call id {call_id!r} is used twice")
+            if self.open_ids.get(call_id) is not None:
+                raise self.error(
+                    line, f"tool call id {call_id!r} is used again before its first call's result"
+                )
+            # A model may reuse an id once the call that had it was answered (issue 23): the
+            # calls pair with results in order, and the store gets a unique id for each.
+            n = 2
+            while f"{call_id}#{n}" in self.call_names:
+                n += 1
+            call_id = f"{call_id}#{n}"
         self.call_names[call_id] = name
+        self.open_ids[source_id] = call_id
+        meta = {"source_tool_call_id": source_id} if call_id != source_id else None
         return self.event(
             "tool_call",
             "assistant",
             None,
             line=line,
             ts=ts,
+            meta=meta,
             name=name,
             tool_call_id=call_id,
             arguments=arguments,
@@ -214,10 +238,14 @@ class _Builder:
     ) -> dict[str, Any]:
         if not isinstance(call_id, str) or not call_id:
             raise self.error(line, "a tool result needs the string id of its tool call")
-        if call_id not in self.call_names:
+        if call_id not in self.open_ids:
             raise self.error(line, f"tool result for {call_id!r}, but no earlier tool call has it")
-        if call_id in self.answered:
-            raise self.error(line, f"a second tool result for tool call {call_id!r}")
+        source_id, call_id = call_id, self.open_ids.get(call_id)
+        if call_id is None:
+            raise self.error(line, f"a second tool result for tool call {source_id!r}")
+        self.open_ids[source_id] = None
+        if call_id != source_id:
+            meta = {**(meta or {}), "source_tool_call_id": source_id}
         self.answered.add(call_id)
         tool_name = self.call_names[call_id]
         if isinstance(name, str) and name and name != tool_name:
@@ -507,7 +535,11 @@ def _parse_pi(text: str, b: _Builder) -> None:
             content = _blocks_text(entry.get("content"), line=line, builder=b)
             meta = {"custom_type": entry.get("customType")}
             b.add_input(b.event("system_event", "system", content, line=line, ts=ts, meta=meta))
-        # compaction, branch_summary, model_change, thinking_level_change, custom, label,
+        elif etype == "compaction":
+            from core.import_stream import pi_compaction
+
+            b.add_input(pi_compaction(b, entry, line=line, ts=ts))
+        # branch_summary, model_change, thinking_level_change, custom, label,
         # session_info and entry types newer than this reader: not part of what is imported.
 
 
@@ -702,7 +734,9 @@ def _openai_message(message: Any, line: int, b: _Builder, started: bool) -> bool
         content = _blocks_text(message.get("content"), line=line, builder=b)
         b.add_input(b.event("user_input", "user", content, line=line))
     elif role == "assistant":
-        b.add_call(_openai_assistant(message, line, None, b), _openai_prompt_tokens(message))
+        outputs = _openai_assistant(message, line, None, b)
+        outputs = _with_reasoning(outputs, message, None, b, line, None)
+        b.add_call(outputs, _openai_prompt_tokens(message))
     elif role == "tool":
         content = _blocks_text(message.get("content"), line=line, builder=b)
         b.add_input(
@@ -897,7 +931,8 @@ def _mini_assistant(
     st.calls += 1
     st.open_action = None
     if message.get("tool_calls"):
-        return _openai_assistant(message, line, ts, b)
+        called = _openai_assistant(message, line, ts, b)
+        return _with_reasoning(called, message, extra, b, line, ts)
     content = _blocks_text(message.get("content"), line=line, builder=b)
     commands: list[str] = []
     actions = extra.get("actions")
@@ -919,7 +954,31 @@ def _mini_assistant(
             call_id += "'"
         outputs.append(b.tool_call(call_id, "bash", {"command": commands[0]}, line=line, ts=ts))
         st.open_action = call_id
-    return outputs
+    return _with_reasoning(outputs, message, extra, b, line, ts)
+
+
+def _with_reasoning(
+    outputs: list[dict[str, Any]],
+    message: dict[str, Any],
+    extra: dict[str, Any] | None,
+    b: _Builder,
+    line: int,
+    ts: str | None,
+) -> list[dict[str, Any]]:
+    """A reasoning model's `reasoning_content` (the message's, or the raw response's in
+    mini-swe-agent's `extra`) as the call's first output: an `assistant_output` whose
+    content is the reasoning, marked `meta.reasoning: true`. The agent sends it back with
+    every later prompt (it is part of the assistant message it keeps), so the provider counts
+    it: left out, every estimate misses it, the provider/estimate ratio learnt from the log
+    comes out far too high, and a cut keeps far more than `keep_recent_tokens`, so passes
+    follow each other (issue 23: 45 where 4 would do)."""
+    from core.import_stream import reasoning_of
+
+    text = reasoning_of(message, extra)
+    if not text:
+        return outputs
+    meta = {"reasoning": True}
+    return [b.event("assistant_output", "assistant", text, line=line, ts=ts, meta=meta), *outputs]
 
 
 def _mini_prompt_tokens(extra: dict[str, Any]) -> int | None:

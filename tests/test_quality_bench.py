@@ -384,13 +384,9 @@ def test_a_real_session_that_does_not_import_is_skipped_with_the_reason(
     from bench.quality import real_corpus
 
     entry = next(e for e in REAL_CORPUS if e.fmt == "openai")
-    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
     messages = [
         {"role": "user", "content": "hi"},
-        {"role": "assistant", "content": None, "tool_calls": [call]},
-        {"role": "tool", "tool_call_id": "c1", "content": "ok"},
-        {"role": "assistant", "content": None, "tool_calls": [call]},  # the id again
-        {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+        {"role": "function", "name": "f", "content": "ok"},  # legacy: the importer refuses it
     ]
     path = tmp_path / entry.file
     path.write_text(json.dumps(messages), encoding="utf-8")
@@ -398,4 +394,4 @@ def test_a_real_session_that_does_not_import_is_skipped_with_the_reason(
     monkeypatch.setitem(SOURCES, entry.file, source)
     report = run_entry(entry, real=tmp_path)
     assert report.skipped is not None and report.skipped.startswith("does not import: ")
-    assert "used twice" in report.skipped
+    assert "function" in report.skipped

@@ -135,10 +135,10 @@ REAL_CORPUS: tuple[CorpusEntry, ...] = (
         dataclasses.replace(settings(8192, 2000), count_compress_after_events=40),
         group=REAL,
     ),
-    # The same agent's log that reuses a tool call id: reported as not importable until the
-    # openai importer accepts an id reused after its result came.
+    # The same agent; its log gives a later tool call the id of an answered one (the importer
+    # pairs them in order).
     CorpusEntry(
-        "real-tau-reused-id",
+        "real-tau-airline-3",
         "tau-bench-gpt-4o-airline-record-3.json",
         "openai",
         dataclasses.replace(settings(8192, 2000), count_compress_after_events=40),
