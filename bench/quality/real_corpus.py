@@ -20,6 +20,9 @@ from pathlib import Path
 
 DEFAULT_REAL_DIR = Path(__file__).resolve().parent / "corpus-real"
 ENV_REAL_DIR = "QUALITY_REAL_DIR"
+SHARED_REAL_DIR = Path(__file__).resolve().parents[3] / "shared" / "quality-corpus-real"
+"""Where a team that keeps the files beside its checkout (a `shared/` folder next to the
+repository, as the project's own CI has) puts them; used when corpus-real/ holds none."""
 
 
 @dataclass(frozen=True)
@@ -36,11 +39,19 @@ class RealSource:
 
 
 def real_dir(explicit: Path | None = None) -> Path:
-    """`explicit`, else $QUALITY_REAL_DIR, else bench/quality/corpus-real/."""
+    """`explicit`, else $QUALITY_REAL_DIR, else bench/quality/corpus-real/ (or, when that holds
+    no file, ../shared/quality-corpus-real/ beside the checkout, where it exists)."""
     if explicit is not None:
         return explicit
     env = os.environ.get(ENV_REAL_DIR, "").strip()
-    return Path(env) if env else DEFAULT_REAL_DIR
+    if env:
+        return Path(env)
+    has_files = DEFAULT_REAL_DIR.is_dir() and any(
+        p.name != "README.md" for p in DEFAULT_REAL_DIR.iterdir()
+    )
+    if not has_files and SHARED_REAL_DIR.is_dir():
+        return SHARED_REAL_DIR
+    return DEFAULT_REAL_DIR
 
 
 def sha256_of(path: Path) -> str:
