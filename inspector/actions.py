@@ -19,6 +19,7 @@ from typing import Any, Generic, TypeVar
 from core.maintenance import PassResult
 from core.manager import MemoryManager
 from core.rotation import RotationResult
+from inspector.output import repairs_done
 from inspector.widgets.demo_controls import compaction_line
 
 T = TypeVar("T")
@@ -96,12 +97,15 @@ def _maintenance_text(result: PassResult | None, ms: float) -> str:
 
 
 def _rotation_text(result: RotationResult, ms: float) -> str:
+    if result.reason == "empty":
+        return f"nothing to rotate: the session is empty, no archive made ({ms:.0f} ms)"
     where = result.archive_path.name if result.archive_path else "nothing to close"
     return f"closed {result.closed_session_id or '(none)'} → session_archive/{where} ({ms:.0f} ms)"
 
 
 def _repair_text(repaired: Mapping[str, int], ms: float) -> str:
-    counts = ", ".join(f"{k} {v}" for k, v in sorted(repaired.items())) or "nothing"
+    done = repairs_done(repaired)
+    counts = ", ".join(f"{k} {v}" for k, v in sorted(done.items())) or "nothing to repair"
     return f"{counts} ({ms:.0f} ms)"
 
 

@@ -61,6 +61,51 @@ class _Parser(argparse.ArgumentParser):
 _SCENARIOS_PLACEHOLDER = "\x00scenarios\x00"
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(PROG)
+    except PackageNotFoundError:
+        return "(not installed)"
+
+
+_INVALID_CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)")
+
+
+def _did_you_mean(parser: argparse.ArgumentParser, argv: Sequence[str], message: str) -> str:
+    """`message` with a "did you mean" for a misspelt option (`--memroy-dir`) or command
+    (`stauts`), found with difflib among the parser's own names."""
+    import difflib
+
+    options: set[str] = set()
+    commands: list[str] = []
+    stack = [parser]
+    while stack:
+        current = stack.pop()
+        for action in current._actions:
+            options.update(o for o in action.option_strings if o.startswith("--"))
+            if isinstance(action, argparse._SubParsersAction):
+                commands = list(action.choices)
+                stack.extend(action.choices.values())
+    for token in argv:
+        if token == "--":
+            break
+        name = token.split("=", 1)[0]
+        if name.startswith("--") and name not in options:
+            close = difflib.get_close_matches(name, sorted(options), n=1, cutoff=0.7)
+            if close:
+                return f"unknown option {name}: did you mean {close[0]}? (see `{PROG} --help`)"
+    match = _INVALID_CHOICE.search(message)
+    if match:
+        choices = [c.strip().strip("'") for c in match.group(2).split(",")]
+        close = difflib.get_close_matches(match.group(1), choices or commands, n=1, cutoff=0.6)
+        if close:
+            head = message.split(" (see `", 1)[0]
+            return f"{head}: did you mean {close[0]!r}? (see `{PROG} --help`)"
+    return message
+
+
 class _LazyNames(Sequence[str]):
     """argparse `choices` read from a module only when a command or its help needs them, so
     `status` does not import the demo scenarios or the transcript importers to start."""
@@ -266,10 +311,11 @@ def _commands() -> list[tuple[str, str, str]]:
         ),
         (
             "recall",
-            "search the compacted history of the active session",
+            "search compacted history (the active session; archives too with --all-sessions)",
             f"Search indexed chunks (source active) and pending evidence (source pending) of\n"
             f"the active session; archived sessions too with --all-sessions (each result then\n"
-            f"names its session_id).\n\nexample:\n"
+            f"names its session_id and says `source: archived`). The hot window is not\n"
+            f"searched: it is already in the prompt.\n\nexample:\n"
             f"  {PROG} recall 'crash log' --limit 3\n"
             f"  {PROG} recall apply_fix.py --all-sessions --json\n\n{_READ_NOTE}",
         ),
@@ -312,6 +358,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=_Formatter,
         parents=[_global_options(suppress=False)],
     )
+    parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
     parser.add_argument(
         "--read-only", action="store_true", default=False, help="TUI: never change the files"
     )
@@ -385,9 +432,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="search archived sessions too; each result names its session",
     )
 
+    from inspector.defaults import DEFAULT_SYSTEM_PROMPT, DEFAULT_TASK
+
     p = parsers["prompt"]
-    p.add_argument("--system", required=True, metavar="S", help="the system prompt")
-    p.add_argument("--task", required=True, metavar="T", help="the current task")
+    p.add_argument(
+        "--system",
+        default=DEFAULT_SYSTEM_PROMPT,
+        metavar="S",
+        help="the system prompt (default, as the TUI's Prompt tab: %(default)r)",
+    )
+    p.add_argument(
+        "--task",
+        default=DEFAULT_TASK,
+        metavar="T",
+        help="the current task (default, as the TUI's Prompt tab: %(default)r)",
+    )
 
     p = parsers["import"]
     p.add_argument("file", metavar="FILE", help="the transcript to read")
@@ -590,8 +649,10 @@ def cmd_append(ctx: Context) -> int:
             "append: nothing to append: give --type T --text S, or - to read JSON lines on stdin"
         )
 
-    manager = ctx.manager(read_only=False, create=True)
+    manager = _creating_manager(ctx)
     try:
+        for warning in append_warnings(events, manager):
+            warn(warning)
         stored = manager.append_many(events, where="stdin" if from_stdin else "flags")
         try:
             if records:
@@ -621,6 +682,53 @@ def cmd_append(ctx: Context) -> int:
     if maintenance is not None:
         render_pass(ctx.console, maintenance)
     return EXIT_OK
+
+
+def _creating_manager(ctx: Context) -> MemoryManager:
+    """A manager for a command that creates the memory root when missing, saying so on stderr
+    when it does (a typo'd --memory-dir would otherwise silently start a second root)."""
+    existed = ctx.memory_dir.exists()
+    manager = ctx.manager(read_only=False, create=True)
+    if not existed:
+        sys.stderr.write(f"note: created a new memory root at {ctx.memory_dir}\n")
+        sys.stderr.flush()
+    return manager
+
+
+def append_warnings(events: Sequence[dict[str, Any]], manager: MemoryManager) -> list[str]:
+    """What `import` would refuse but `append` stores as given (contract §2: any type is an
+    event): an unknown type, and a tool_result with no earlier tool_call of its id (in the hot
+    window or earlier in the batch)."""
+    from core.events import KNOWN_TYPES, cut_class
+
+    out: list[str] = []
+    for event in events:
+        etype = event.get("type")
+        if isinstance(etype, str) and etype not in KNOWN_TYPES:
+            out.append(
+                f"unknown event type {etype!r} (known: {', '.join(KNOWN_TYPES)}); stored as "
+                f"given, its cut class taken from its role ({cut_class(event).value})"
+            )
+    if not any(e.get("type") == "tool_result" for e in events):
+        return out
+    calls: set[str] = set()
+    try:
+        hot = list(manager.store.read_events().events)
+    except SessionMemoryError:
+        hot = []
+    for number, event in enumerate([*hot, *events]):
+        call_id = event.get("tool_call_id")
+        if event.get("type") == "tool_call" and isinstance(call_id, str):
+            calls.add(call_id)
+        if number >= len(hot) and event.get("type") == "tool_result":
+            if not isinstance(call_id, str) or not call_id:
+                out.append("a tool_result without a tool_call_id: no call can be paired with it")
+            elif call_id not in calls:
+                out.append(
+                    f"a tool_result for {call_id!r}, but no earlier tool_call in the hot window "
+                    "has that id (`import` refuses such a result)"
+                )
+    return out
 
 
 def _record(manager: MemoryManager, prompt_tokens: int | None, model: str | None) -> None:
@@ -728,7 +836,7 @@ def cmd_import(ctx: Context) -> int:
 
     args = ctx.args
     transcript = load_transcript(Path(args.file), args.format)
-    manager = ctx.manager(read_only=False, create=True)
+    manager = _creating_manager(ctx)
     try:
         existing = manager.store.read_events().event_count
         if existing:
@@ -891,15 +999,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args_list
     try:
+        parser = build_parser()
         try:
-            args = build_parser().parse_args(args_list)
-        except SystemExit as exc:  # --help
+            args = parser.parse_args(args_list)
+        except SystemExit as exc:  # --help, --version
             return exc.code if isinstance(exc.code, int) else EXIT_OK
+        except UsageError as exc:
+            raise UsageError(_did_you_mean(parser, args_list, str(exc))) from None
         ctx = Context(args)
         command = args.command or "tui"
         return COMMANDS[command](ctx)
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # `plan | head`: the reader has what it wanted; that is not a failure.
+        _silence_stdout()
+        return EXIT_OK
     except SessionMemoryError as exc:
         if debug:
             _print_traceback()
@@ -918,6 +1033,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"internal error: {type(exc).__name__}: {exc} (run with --debug for a traceback)"
         )
         return EXIT_FAILED
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's last flush does not fail again."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 def _print_error(message: str) -> None:
