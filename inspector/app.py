@@ -96,7 +96,7 @@ from inspector.widgets.footer import (
 from inspector.widgets.hot_window import HotWindow
 from inspector.widgets.plan_panel import PlanPanel, WhatIf
 from inspector.widgets.prompt_view import PromptView
-from inspector.widgets.recall_view import RecallView
+from inspector.widgets.recall_view import RECALL_NAVIGATION_KEYS, RecallView
 from inspector.widgets.session_view import SessionView, ViewContext
 from inspector.widgets.status_header import HeaderInfo, StatusHeader
 from inspector.widgets.summary_view import SummaryView
@@ -907,11 +907,12 @@ class InspectorApp(App[int]):
         return False
 
     def _type_to_search(self, event: events.Key) -> bool:
-        """On the Recall tab, a printable key no binding takes starts the search: the search
-        field gets the keyboard and the key (number keys still switch tabs)."""
+        """On the Recall tab, a printable key starts the search (the search field gets the
+        keyboard and the key), letters bound elsewhere (`c`, `a`, `m`) included; the keys that
+        move about (tab numbers, `?`, `q`, `/`, space) keep their bindings."""
         if self.screen is not self.screen_stack[0] or not event.is_printable:
             return False
-        if event.key in self.active_bindings:
+        if event.key in RECALL_NAVIGATION_KEYS:
             return False
         try:
             if self.query_one(TabbedContent).active != "recall":
@@ -1124,11 +1125,11 @@ class InspectorApp(App[int]):
         if tab == "hot":
             self.screen_stack[0].set_focus(self.query_one(HotWindow))
         elif tab == "recall":
-            # The tab's placeholder invites typing: the search field has the keyboard at once
-            # (escape goes to the results, escape again back to the hot window).
+            # The results have the keyboard, so tab numbers, `?` and `q` keep working; `/`
+            # or any letter typed starts the search (the field takes it from there).
             with contextlib.suppress(NoMatches):
-                field = self.query_one("#recall-query", Input)
-                self.screen_stack[0].set_focus(field)
+                table = self.query_one("#recall-table")
+                self.screen_stack[0].set_focus(table)
         elif not self._focus_tab(tab):
             self.call_after_refresh(self._focus_tab, tab)
 

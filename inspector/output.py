@@ -597,12 +597,21 @@ def render_recall(console: Console, query: str, result: RecallResult) -> None:
     if pending:
         head.append(f" ({pending} from pending evidence)", style="yellow")
     console.print(head)
+    if not hits:
+        console.print(
+            Text(
+                "  recall searches compacted history: the hot window is not searched "
+                "(it is in the prompt already)",
+                style="dim",
+            )
+        )
     for hit in hits:
-        source = str(hit.source)
+        source = "archived" if hit.archived else str(hit.source)
         line = Text("\n")
         line.append_text(safe_line(str(hit.chunk_id), "bold", limit=80))
         line.append(
-            f"  source: {one_line(source, 20)}", style="yellow" if source == "pending" else "cyan"
+            f"  source: {one_line(source, 20)}",
+            style={"pending": "yellow", "archived": "magenta"}.get(source, "cyan"),
         )
         score = hit.score
         if isinstance(score, int | float):
