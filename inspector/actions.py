@@ -4,7 +4,7 @@ its result reads in the activity log. The app runs every job through a single th
 (`InspectorApp._action_worker`), so running, timing and reporting are written once.
 
     job = ActionJob(name, run=lambda manager: ..., describe=lambda result, ms: "...")
-    MAINTENANCE, ROTATE, REPAIR; compact_job(focus); append_job(event)
+    MAINTENANCE, ROTATE, REPAIR; compact_job(focus, config); append_job(event)
 
 `run` is called in a worker thread with the manager on display when the action started and
 may raise (the app shows the error); `describe` gets its result and the elapsed ms.
@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from core.config import CompactionConfig
 from core.maintenance import PassResult
 from core.manager import MemoryManager
 from core.rotation import RotationResult
@@ -118,10 +119,13 @@ ROTATE: ActionJob[RotationResult] = ActionJob("rotate", lambda m: m.rotate(), _r
 REPAIR: ActionJob[dict[str, int]] = ActionJob("repair", lambda m: m.repair(), _repair_text)
 
 
-def compact_job(focus: str | None) -> ActionJob[PassResult]:
-    """A forced pass, with the focus text the person typed (None: none)."""
+def compact_job(focus: str | None, config: CompactionConfig | None = None) -> ActionJob[PassResult]:
+    """A forced pass, with the focus text the person typed (None: none) and, when given, a
+    one-off config (the what-if values) for this pass alone."""
     return ActionJob(
-        "compact", lambda m: m.save(force=True, focus=focus), lambda r, _ms: pass_text(r)
+        "compact",
+        lambda m: m.save(force=True, focus=focus, config=config),
+        lambda r, _ms: pass_text(r),
     )
 
 

@@ -94,9 +94,13 @@ from inspector.widgets.footer import (
     InspectorFooter,
 )
 from inspector.widgets.hot_window import HotWindow
-from inspector.widgets.plan_panel import PlanPanel, WhatIf
+from inspector.widgets.plan_panel import PlanPanel, WhatIf, force_values
 from inspector.widgets.prompt_view import PromptView
-from inspector.widgets.recall_view import RECALL_NAVIGATION_KEYS, RecallView
+from inspector.widgets.recall_view import (
+    FOOTER_RECALL_TYPED,
+    RECALL_NAVIGATION_KEYS,
+    RecallView,
+)
 from inspector.widgets.session_view import SessionView, ViewContext
 from inspector.widgets.status_header import HeaderInfo, StatusHeader
 from inspector.widgets.summary_view import SummaryView
@@ -385,8 +389,11 @@ class InspectorApp(App[int]):
         ones on a narrow screen."""
         hidden: set[str] = set()
         with contextlib.suppress(NoMatches):
-            if self.query_one(TabbedContent).active != "hot":
+            active = self.query_one(TabbedContent).active
+            if active != "hot":
                 hidden |= FOOTER_HOT_ONLY
+            if active == "recall":  # letters typed there start the search
+                hidden |= FOOTER_RECALL_TYPED
         if self.size.width < NARROW_FOOTER:
             hidden |= FOOTER_WIDE_ONLY
         return frozenset(hidden)
@@ -979,14 +986,23 @@ class InspectorApp(App[int]):
         if self._refuse("compact"):
             return
 
+        uses, what_if = force_values(self.config, self.what_if)
+        screen = FocusPromptScreen(uses=uses, what_if=what_if)
+
         def got_focus(focus: str | None) -> None:
             if focus is None:
                 self.log_activity("compaction cancelled", "info")
                 return
             detail = f" (focus {one_line(focus, 80)!r})" if focus else ""
-            self._run(compact_job(focus or None), detail)
+            config = None
+            if screen.use_what_if:
+                config = what_if_config(
+                    self.config, self.what_if.keep_recent_tokens, self.what_if.hot_window_events
+                )
+                detail += f" (what-if, once: {what_if})"
+            self._run(compact_job(focus or None, config), detail)
 
-        await self.push_screen(FocusPromptScreen(), got_focus)
+        await self.push_screen(screen, got_focus)
 
     async def action_rotate(self) -> None:
         if self._refuse("rotate"):
@@ -1056,7 +1072,11 @@ class InspectorApp(App[int]):
         self.probe.action("toggle_preview")
         hot = self.query_one(HotWindow)
         hot.show_preview = not hot.show_preview
-        self.query_one("#plan", PlanPanel).display = hot.show_preview
+        panel = self.query_one("#plan", PlanPanel)
+        panel.display = hot.show_preview
+        if not hot.show_preview and panel.clear_what_if():
+            # Closed, what-if is over: the preview is the config's cut again when reopened.
+            self.notify("what-if cleared: the cut preview is the config's again", timeout=3)
         self.screen_stack[0].set_class(hot.show_preview, "-plan")
         self.action_show_tab("hot")
         self._jump_to_cut = hot.show_preview and not hot.show_cut()

@@ -84,8 +84,17 @@ def test_append_warns_on_unknown_type_and_an_unpaired_result(tmp_path: Path) -> 
     assert "note: created a new memory root at" in proc.stderr
     assert "warning: unknown event type 'usr_input'" in proc.stderr
     proc = run_cli(
-        ["--memory-dir", root, "append", "--type", "tool_result", "--text", "ok"]
-        + ["--tool-call-id", "c9"],
+        [
+            "--memory-dir",
+            root,
+            "append",
+            "--type",
+            "tool_result",
+            "--text",
+            "ok",
+            "--tool-call-id",
+            "c9",
+        ],
         cwd=REPO,
     )
     assert proc.returncode == 0
@@ -93,8 +102,17 @@ def test_append_warns_on_unknown_type_and_an_unpaired_result(tmp_path: Path) -> 
     assert "no earlier tool_call" in proc.stderr and "'c9'" in proc.stderr
     cli_ok(root, "append", "--type", "tool_call", "--text", "{}", "--tool-call-id", "c10")
     proc = run_cli(
-        ["--memory-dir", root, "append", "--type", "tool_result", "--text", "ok"]
-        + ["--tool-call-id", "c10"],
+        [
+            "--memory-dir",
+            root,
+            "append",
+            "--type",
+            "tool_result",
+            "--text",
+            "ok",
+            "--tool-call-id",
+            "c10",
+        ],
         cwd=REPO,
     )
     assert proc.returncode == 0 and "warning" not in proc.stderr, proc.stderr

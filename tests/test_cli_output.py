@@ -91,8 +91,8 @@ def test_status_in_a_narrow_terminal_elides_the_root_and_prints_it_whole() -> No
         trigger = trigger_reason = index_error = None
         chunk_count = pending_count = corrupt_lines = 0
         has_compressed_history = False
-        warnings: list[str] = []
-        archives: list[object] = []
+        warnings: tuple[str, ...] = ()
+        archives: tuple[object, ...] = ()
 
     out = io.StringIO()
     render_status(Console(file=out, width=60, soft_wrap=False), _Status())  # type: ignore[arg-type]

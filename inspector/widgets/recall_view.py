@@ -71,6 +71,13 @@ numbers, the legend, quit, `/` to search, the demo's play/pause); any other prin
 typed there starts the search."""
 
 
+FOOTER_RECALL_TYPED = frozenset(
+    {"maintenance", "compact", "rotate", "append", "repair", "back_to_active", "toggle_follow"}
+)
+"""Actions whose letter keys start a search on the Recall tab: the footer leaves them out
+there (they stay in the palette)."""
+
+
 def shown_source(hit: RecallHit) -> str:
     """The source a person reads: `archived` for a result from a closed session (the core
     reports the source it had in that session)."""
@@ -129,7 +136,7 @@ EMPTY_RECALL_NOTE = "the hot window is not searched (it is in the prompt already
 RECALL_HINT = (
     "Results show here: each one's summary and the events that matched; enter opens the "
     "result in its chunk. Recall searches the chunks compacted from this session (source "
-    'active) and evidence of a pass that has not finished (source pending), not the hot '
+    "active) and evidence of a pass that has not finished (source pending), not the hot "
     'window (in the prompt already); tick "all sessions" to search archived sessions too '
     "(source archived). / or any letter starts a search."
 )
