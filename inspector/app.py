@@ -49,6 +49,8 @@ from inspector.actions import (
 )
 from inspector.commands import InspectorCommands
 from inspector.daemon_executor import DaemonExecutor
+from inspector.first_launch import HINT as FIRST_LAUNCH_HINT
+from inspector.first_launch import first_launch
 from inspector.jobs import Jobs
 from inspector.messages import (
     ActionFinished,
@@ -86,7 +88,7 @@ from inspector.widgets.archive_view import ArchiveView
 from inspector.widgets.budget_gauge import BudgetGauge, BudgetInfo
 from inspector.widgets.chunks_view import ChunksView
 from inspector.widgets.demo_controls import DemoControls, DemoPlayerLike
-from inspector.widgets.event_detail import EventDetail
+from inspector.widgets.event_detail import EventDetail, synthetic_chunk_id
 from inspector.widgets.footer import (
     FOOTER_HOT_ONLY,
     FOOTER_WIDE_ONLY,
@@ -354,6 +356,11 @@ class InspectorApp(App[int]):
         self._mark_views_stale(tuple(VIEW_WIDGETS))
         self._refresh_visible_view()
         self._update_size_class()
+        if self.first_launch_hint:
+            self.notify(FIRST_LAUNCH_HINT, title="Legend: ?", timeout=8, markup=False)
+
+    first_launch_hint = False
+    """Show the `?` legend hint at mount (run_app: the first time this user opens the TUI)."""
 
     def on_key(self, event: events.Key) -> None:
         """Keys typed right after a key that opens a text field (`a`, `c`, `/`) were already on
@@ -594,6 +601,10 @@ class InspectorApp(App[int]):
             self.show_error("status", error, repeat=False)
         prev = self.status
         self.status = status
+        if prev.session_id and status.session_id and prev.session_id != status.session_id:
+            # A rotation: the new session's runs start fresh (the old ones are its archive's).
+            self.prompt_history = []
+            self._last_chunk_count = None
         key = (status.last_prompt_tokens, status.run_started_at)
         if self._last_chunk_count is not None and status.chunk_count > self._last_chunk_count:
             self.prompt_history.append((None, True))
@@ -1095,7 +1106,15 @@ class InspectorApp(App[int]):
 
     def action_focus_detail(self) -> None:
         """Enter on the hot window: the keyboard goes to the event's detail (to scroll a long
-        event); escape comes back."""
+        event); escape comes back. On an `S` row (a split turn's synthetic event), its chunk
+        opens on the Chunks tab instead."""
+        hot = self.query_one(HotWindow)
+        chunk_id = synthetic_chunk_id(hot.current_row, hot.snapshot)
+        if chunk_id is not None:
+            self.action_show_tab("chunks")
+            with contextlib.suppress(NoMatches):
+                self.query_one(ChunksView).select_chunk(chunk_id)
+            return
         self.query_one(EventDetail).focus()
 
     def action_toggle_follow(self) -> None:
@@ -1341,6 +1360,7 @@ def run_app(
     """Run the TUI until quit; the exit status (0 after a clean quit)."""
     try:
         app = create_app(memory_dir, read_only=read_only, poll=poll, config=config, demo=demo)
+        app.first_launch_hint = first_launch()
     except SessionMemoryError as exc:
         import sys
 
