@@ -214,6 +214,13 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _port(text: str) -> int:
+    value = _positive_int(text)
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port from 1 to 65535, got {value}")
+    return value
+
+
 def _limit(text: str) -> int:
     value = _positive_int(text)
     if value < 1:
@@ -269,6 +276,15 @@ def _commands() -> list[tuple[str, str, str]]:
             "examples:\n"
             f"  {PROG} demo\n"
             f"  {PROG} demo --scenario cjk --no-tui --json\n",
+        ),
+        (
+            "serve",
+            "serve the TUI to a web browser (textual-serve), on 127.0.0.1 by default",
+            "Serve the inspector on the memory root to a web browser, for a room without a\n"
+            "terminal: each browser tab runs its own `tui` on the root. Bound to 127.0.0.1\n"
+            "unless --host says otherwise (anyone who can reach the port can drive it).\n\n"
+            "example:\n"
+            f"  {PROG} serve --memory-dir ./memory --port 8000 --read-only\n\n{_READ_NOTE}",
         ),
         (
             "status",
@@ -380,6 +396,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = parsers["tui"]
     p.add_argument("--read-only", action="store_true", default=argparse.SUPPRESS)
     p.add_argument("--poll", action="store_true", default=argparse.SUPPRESS)
+
+    from inspector.serve import DEFAULT_HOST, DEFAULT_PORT
+
+    p = parsers["serve"]
+    p.add_argument(
+        "--host", default=DEFAULT_HOST, help="address to bind (default %(default)s: this machine)"
+    )
+    p.add_argument("--port", type=_port, default=DEFAULT_PORT, help="(default %(default)s)")
+    p.add_argument("--read-only", action="store_true", help="the served TUI never writes")
+    p.add_argument("--poll", action="store_true", help="poll files instead of watching")
+    p.add_argument("--stop-after", type=_speed, default=None, help=argparse.SUPPRESS)
 
     p = parsers["demo"]
     p.add_argument(
@@ -906,6 +933,30 @@ def cmd_tui(ctx: Context) -> int:
     return result if isinstance(result, int) else EXIT_OK
 
 
+def cmd_serve(ctx: Context) -> int:
+    import importlib.util
+
+    root = ctx.require_memory()
+    ctx.config()  # a bad config is exit 2 here, not in every browser tab
+    if importlib.util.find_spec("textual_serve") is None:
+        raise SessionMemoryError(
+            "serving needs textual-serve (pip install textual-serve), a dependency of the package"
+        )
+    from inspector.serve import serve
+
+    args = ctx.args
+    serve(
+        root,
+        host=args.host,
+        port=args.port,
+        config=getattr(args, "config", None),
+        read_only=bool(args.read_only),
+        poll=bool(args.poll),
+        stop_after=args.stop_after,
+    )
+    return EXIT_OK
+
+
 def _demo_root(ctx: Context) -> tuple[Path, bool]:
     """(memory root, fresh): an explicit --memory-dir must be new or empty."""
     if ctx.memory_dir_given:
@@ -976,6 +1027,7 @@ def cmd_demo(ctx: Context) -> int:
 COMMANDS: dict[str, Callable[[Context], int]] = {
     "tui": cmd_tui,
     "demo": cmd_demo,
+    "serve": cmd_serve,
     "status": cmd_status,
     "append": cmd_append,
     "plan": cmd_plan,
