@@ -159,6 +159,8 @@ WRITE_ACTIONS = frozenset({"maintenance", "compact", "rotate", "append", "repair
 DEMO_ACTIONS = frozenset({"demo_toggle", "demo_step"})
 
 SPARK_HISTORY = 60
+SHORT_SCREEN = 30
+"""Below this many rows the event detail under the hot window keeps a few lines (app.tcss)."""
 
 PLAN_PROCESS_MIN_EVENTS = 20_000
 """From this many events on, the cut preview is planned in a child process (see
@@ -389,7 +391,7 @@ class InspectorApp(App[int]):
         focused.replace(text, *focused.selection)  # typed over the selection, as the field does
 
     def on_resize(self, event: events.Resize) -> None:
-        self._update_size_class(event.size.width)
+        self._update_size_class(event.size.width, event.size.height)
 
     def footer_hidden(self) -> frozenset[str]:
         """Footer keys left out: the hot window's own keys on other tabs, and the least used
@@ -409,9 +411,14 @@ class InspectorApp(App[int]):
         with contextlib.suppress(NoMatches):
             self.query_one(InspectorFooter).refresh(recompose=True)
 
-    def _update_size_class(self, width: int | None = None) -> None:
+    def _update_size_class(self, width: int | None = None, height: int | None = None) -> None:
         width = self.size.width if width is None else width
+        height = self.size.height if height is None else height
         self.screen_stack[0].set_class(width < 160, "-narrow")
+        # Small screens (app.tcss): notifications go to the top corner, over the header, not
+        # over the hot window; a short one gives the event detail fewer rows.
+        self.screen_stack[0].set_class(width < NARROW_FOOTER, "-small")
+        self.screen_stack[0].set_class(height < SHORT_SCREEN, "-short")
         self._update_tab_labels(width)
         self._refresh_footer()
 
