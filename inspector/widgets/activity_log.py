@@ -13,6 +13,7 @@ from collections import deque
 from collections.abc import Callable
 
 from rich.text import Text
+from textual import events, on
 from textual.widgets import RichLog
 
 from inspector.safe_text import one_line
@@ -38,7 +39,8 @@ class ActivityLog(RichLog):
         self._texts: deque[Text] = deque(maxlen=5000)
         self._wrapped_at = 0
 
-    def on_resize(self) -> None:
+    @on(events.Resize)
+    def _rewrap(self) -> None:
         """Wrap every line again at the new width (what was written keeps its old wrapping
         in a RichLog)."""
         width = self.scrollable_content_region.width
