@@ -87,7 +87,7 @@ from inspector.widgets.activity_log import ActivityLog
 from inspector.widgets.archive_view import ArchiveView
 from inspector.widgets.budget_gauge import BudgetGauge, BudgetInfo
 from inspector.widgets.chunks_view import ChunksView
-from inspector.widgets.demo_controls import DemoControls, DemoPlayerLike
+from inspector.widgets.demo_controls import DemoControls, DemoPlayerLike, ending_line
 from inspector.widgets.event_detail import EventDetail, synthetic_chunk_id
 from inspector.widgets.footer import (
     FOOTER_HOT_ONLY,
@@ -1152,6 +1152,10 @@ class InspectorApp(App[int]):
     @on(DemoControls.Stepped)
     def _on_demo_stepped(self, message: DemoControls.Stepped) -> None:
         self.log_activity(DemoControls.describe(message), "action")
+        if message.done and (ending := ending_line(message.detail)):
+            # The demo ends saying what happened and where to see it.
+            self.log_activity(f"demo ended: {ending}", "ok")
+            self.notify(ending, title="demo ended", markup=False, timeout=15)
         compaction = message.compaction
         if compaction is not None:
             self.log_activity(compaction, "ok")

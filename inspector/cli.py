@@ -272,6 +272,9 @@ def _commands() -> list[tuple[str, str, str]]:
             "Create a demo memory root (a fresh folder it names, unless --memory-dir gives a\n"
             "new or empty one), play a scripted device agent into it with the real runtime API,\n"
             "and open the TUI on it. Small thresholds make compactions happen within a minute.\n"
+            "The fresh folder is session-inspector-demo-*/memory in the system's temporary\n"
+            "folder ($TMPDIR, else /tmp); it is removed when the TUI quits unless --keep\n"
+            "(with --no-tui it is kept, to look around; a --memory-dir is never removed).\n"
             f"\nscenarios (--scenario):\n{_SCENARIOS_PLACEHOLDER}\n\n"
             "examples:\n"
             f"  {PROG} demo\n"
@@ -416,7 +419,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="one of: %(choices)s (default tour; listed above)",
     )
-    p.add_argument("--no-tui", action="store_true", help="play to the end and exit")
+    p.add_argument(
+        "--no-tui", action="store_true", help="play to the end and exit (the root is kept)"
+    )
+    p.add_argument(
+        "--keep",
+        action="store_true",
+        help="keep the fresh temporary root after the TUI quits (default: removed)",
+    )
     p.add_argument(
         "--speed",
         type=_speed,
@@ -1007,6 +1017,13 @@ def cmd_demo(ctx: Context) -> int:
             ctx.emit_json({"memory_dir": str(root), "scenario": args.scenario})
         result = run_app(root, read_only=False, poll=False, config=config, demo=player)
         manager.close()
+        if fresh and not args.keep:
+            import shutil
+
+            shutil.rmtree(root.parent, ignore_errors=True)
+            sys.stderr.write(f"removed the demo root {root} (give --keep to keep it)\n")
+        elif fresh:
+            sys.stderr.write(f"kept the demo root: {root}\n")
         return result if isinstance(result, int) else EXIT_OK
 
     from inspector.output import demo_progress, render_demo
