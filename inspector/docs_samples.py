@@ -56,6 +56,9 @@ def c(
     return Command(tuple(args), stdin, head, shown)
 
 
+DEMO = ("demo", "--no-tui")
+"""The command every doc's samples start from; a sample that shows it shows that run."""
+
 BATCH = (
     '{"type":"user_input","content":"Check the battery drain and turn off background location"}\n'
     '{"type":"tool_call","name":"shell","arguments":{"cmd":"dumpsys battery"},'
@@ -78,6 +81,7 @@ DOCS: dict[str, tuple[Sample, ...]] = {
         ),
     ),
     "docs/CLI.md": (
+        Sample("cli-demo", (c(*DEMO),)),
         Sample("cli-status", (c("status"),)),
         Sample("cli-plan", (c("plan", "--prompt-tokens", "4500", head=24),)),
         Sample(
@@ -151,21 +155,26 @@ def _run(
     return proc.returncode, proc.stdout, proc.stderr
 
 
-def _demo_root(env: dict[str, str]) -> Path:
-    code, _out, err = _run(["demo", "--no-tui"], env)
+def _demo_root(env: dict[str, str]) -> tuple[Path, str]:
+    """The fresh demo root, and what the demo printed (its stderr lines first, as a terminal
+    shows them: they come before the play)."""
+    code, out, err = _run(DEMO, env)
     if code != 0:
         raise RuntimeError(f"the demo failed: {err}")
     first = err.splitlines()[0]
-    return Path(first.split("demo memory root: ", 1)[1].strip())
+    return Path(first.split("demo memory root: ", 1)[1].strip()), err + out
 
 
-def _block(sample: Sample, root: Path, env: dict[str, str]) -> str:
+def _block(sample: Sample, root: Path, env: dict[str, str], demo: str) -> str:
     env = {**env, "SESSION_MEMORY_DIR": str(root)}
     lines: list[str] = []
     for command in sample.commands:
         shown = command.shown or shlex.join(command.args)
         lines.append(f"$ {PROG} {shown}")
-        code, out, err = _run(command.args, env, command.stdin)
+        if command.args == DEMO:
+            code, out, err = 0, demo, ""
+        else:
+            code, out, err = _run(command.args, env, command.stdin)
         text = (out + err).replace(str(root), SHOWN_ROOT).rstrip("\n")
         output = text.split("\n") if text else []
         if command.head is not None and len(output) > command.head:
@@ -180,8 +189,8 @@ def generate(doc: str) -> dict[str, str]:
     """Every sample of `doc` (a path relative to the repository), run on a fresh demo root."""
     with tempfile.TemporaryDirectory(prefix="docs-samples-") as tmp:
         env = _env(Path(tmp))
-        root = _demo_root(env)
-        return {sample.name: _block(sample, root, env) for sample in DOCS[doc]}
+        root, demo = _demo_root(env)
+        return {sample.name: _block(sample, root, env, demo) for sample in DOCS[doc]}
 
 
 def rewrite(text: str, blocks: dict[str, str]) -> str:
