@@ -948,7 +948,9 @@ class InspectorApp(App[int]):
         event.prevent_default()
         event.stop()
         field.select_on_focus = False  # else the focus would select the key typed
-        field.focus()
+        # Focused now, not after a refresh: the keys already on their way (a fast typist's
+        # "crash⏎") go to the field, enter included.
+        self.screen_stack[0].set_focus(field)
         field.insert_text_at_cursor(event.character or "")
         return True
 

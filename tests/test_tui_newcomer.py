@@ -16,6 +16,7 @@ from textual.widgets import Input, TabbedContent
 
 from inspector.app import InspectorApp
 from inspector.screens import FocusPromptScreen, HelpScreen
+from inspector.widgets.activity_log import ActivityLog
 from inspector.widgets.footer import InspectorFooter
 from inspector.widgets.plan_panel import PlanPanel
 from inspector.widgets.status_header import (
@@ -94,13 +95,15 @@ async def test_recall_tab_types_letters_into_its_search_field(basic: Path) -> No
         await settle(app, pilot)
         await pilot.press("5")
         field = app.query_one("#recall-query", Input)
-        await burst(pilot, "crash")
+        # As tmux delivers a fast typist's keys: all at once, enter included (it searches).
+        await burst(pilot, [*"crash", "enter"])
         await settle(app, pilot)
         assert app.focused is field and field.value == "crash"
         assert "compact" not in app.probe.actions_run
         assert not isinstance(app.screen, FocusPromptScreen)
-        # enter searches; escape goes to the results, escape again back to the hot window.
-        await pilot.press("enter", "escape", "escape")
+        assert any("recall 'crash'" in line for line in app.query_one(ActivityLog).lines_written)
+        # escape goes to the results, escape again back to the hot window.
+        await pilot.press("escape", "escape")
         await settle(app, pilot)
         assert app.query_one(TabbedContent).active == "hot"
 
