@@ -125,12 +125,16 @@ TARGETS: tuple[Target, ...] = (
     Target("rotate_ms_10k_chunks", "`rotate` of a session of 10k chunks", "ms", "<=", 500),
     Target("index_bytes_per_chunk", "index.yaml bytes per chunk at 10k chunks", "B", None, None),
     Target("summary_md_within_bound_10k", "1 if summary.md ≤ summary_md_bound at 10k", "", ">=", 1),
+    Target(
+        "follow_lag_p95_ms", "`follow`: agent log line written → its event stored", "ms", "<=", 250
+    ),
 )
 
 KEYS: tuple[str, ...] = tuple(t.key for t in TARGETS)
 BY_KEY: dict[str, Target] = {t.key: t for t in TARGETS}
 
 GROUPS: dict[str, tuple[str, ...]] = {
+    "follow": ("follow_lag_p95_ms",),
     "estimate": ("estimate_mb_s",),
     "appends": ("append_us_p50_100k",),
     "passes": (

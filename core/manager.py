@@ -10,6 +10,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -104,7 +105,7 @@ class MemoryManager:
         self.on_pass: Callable[[PassResult], None] | None = None
         self._cond = threading.Condition()
         self._running = False
-        self._pending = False
+        self._queued: list[Future[PassResult | None]] = []
         self._thread: threading.Thread | None = None
         self._hot_lock = threading.Lock()
         self._hot_tail = EventTail(self.paths.events, tokens=False)
@@ -178,11 +179,16 @@ class MemoryManager:
             return False
         return st.st_size > 0 and (time.time() - st.st_mtime) > gap * 60.0
 
-    def record_prompt_tokens(self, n: int, model: str | None = None) -> None:
+    def record_prompt_tokens(
+        self, n: int, model: str | None = None, *, after_event_id: str | None = None
+    ) -> None:
         """Record the provider's prompt size of the latest model call; the trigger adds what is
-        appended after it by estimate (contract §5)."""
+        appended after it by estimate (contract §5). `after_event_id`: the figure's call came
+        after that stored event, not after the last one (see SessionStore)."""
         self._writable()
-        self.store.record_prompt_tokens(int(n), model=model or self.model)
+        self.store.record_prompt_tokens(
+            int(n), model=model or self.model, after_event_id=after_event_id
+        )
 
     def commit_run(self, assistant_text: str, **fields: Any) -> Event:
         event = self.append(make_event("assistant_output", assistant_text, **fields))
@@ -192,31 +198,44 @@ class MemoryManager:
 
     # -- maintenance passes (design: RequestMaintenance, Save) -----------------------------
 
-    def request_maintenance(self) -> None:
+    def request_maintenance(self) -> Future[PassResult | None]:
         """Schedule a pass on a background thread and return at once; a request while one
-        runs sets the pending flag, which runs exactly one more pass after it."""
+        runs is served by exactly one more pass after it (requests coalesce).
+
+        The Future resolves with the result of the pass that serves this request (never an
+        earlier one that was already running), raises that pass's error, or gives None at once
+        for a read-only manager, which runs no pass."""
+        future: Future[PassResult | None] = Future()
         if self.read_only:
-            return
+            future.set_result(None)
+            return future
         with self._cond:
+            self._queued.append(future)
             if self._running:
-                self._pending = True
-                return
+                return future
             self._running = True
         self._thread = threading.Thread(
             target=self._pass_loop, name="session-maintenance", daemon=True
         )
         self._thread.start()
+        return future
 
     def _pass_loop(self) -> None:
         while True:
+            with self._cond:
+                serving, self._queued = self._queued, []
             try:
-                self._run_pass()
+                result = self._run_pass()
             except Exception as exc:  # the thread must survive: reported via telemetry
                 self.telemetry.errors += 1
                 self.telemetry.last_error = f"{type(exc).__name__}: {exc}"
+                for future in serving:
+                    future.set_exception(exc)
+            else:
+                for future in serving:
+                    future.set_result(result)
             with self._cond:
-                if self._pending:
-                    self._pending = False
+                if self._queued:
                     continue
                 self._running = False
                 self._cond.notify_all()

@@ -59,9 +59,9 @@ if TYPE_CHECKING:  # a cold recall imports neither typing, pathlib, the store no
     from core.paths import MemoryPaths
 
 INDEX_FILE = "recall.sqlite"
-FORMAT = "recall-index-1"
+FORMAT = "recall-index-2"
 """Stored in the file; a file of another format is rebuilt (bump it when tokenization or the
-unit weights change)."""
+unit weights change). 2: event text is indexed with its secrets masked (core.redact)."""
 BUSY_TIMEOUT_MS = 10_000
 EVENTS_CACHED = 20_000
 """Events kept parsed between queries (whole chunks, least recently used dropped first):
