@@ -435,8 +435,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--host", default=DEFAULT_HOST, help="address to bind (default %(default)s: this machine)"
     )
     p.add_argument("--port", type=_port, default=DEFAULT_PORT, help="(default %(default)s)")
-    p.add_argument("--read-only", action="store_true", help="the served TUI never writes")
-    p.add_argument("--poll", action="store_true", help="poll files instead of watching")
+    # SUPPRESS: given before the command name (as for `tui`), the global flag stays.
+    p.add_argument(
+        "--read-only",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="the served TUI never writes",
+    )
+    p.add_argument(
+        "--poll",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="poll files instead of watching",
+    )
     p.add_argument("--stop-after", type=_speed, default=None, help=argparse.SUPPRESS)
 
     p = parsers["demo"]

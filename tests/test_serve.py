@@ -74,3 +74,12 @@ def test_serve_needs_an_existing_root(tmp_path: Path) -> None:
         check=False,
     )
     assert proc.returncode == 2 and "no memory at" in proc.stderr
+
+
+def test_read_only_before_or_after_the_command_name() -> None:
+    from inspector.cli import build_parser
+
+    parser = build_parser()
+    for argv in (["--read-only", "serve"], ["serve", "--read-only"]):
+        assert parser.parse_args(argv).read_only is True
+    assert parser.parse_args(["serve"]).read_only is False
