@@ -83,7 +83,9 @@ DOCS: dict[str, tuple[Sample, ...]] = {
     "docs/CLI.md": (
         Sample("cli-demo", (c(*DEMO),)),
         Sample("cli-status", (c("status"),)),
+        Sample("cli-status-json", (c("status", "--json", head=12),)),
         Sample("cli-plan", (c("plan", "--prompt-tokens", "4500", head=24),)),
+        Sample("cli-plan-json", (c("plan", "--json", head=10),)),
         Sample(
             "cli-append",
             (
@@ -100,7 +102,23 @@ DOCS: dict[str, tuple[Sample, ...]] = {
             ),
         ),
         Sample("cli-compact", (c("compact"),)),
+        Sample("cli-compact-json", (c("compact", "--force", "--json"),)),
         Sample("cli-recall-none", (c("recall", "Bluetooth"),)),
+        Sample("cli-recall-cjk", (c("recall", "夜跑 入门计划", "--limit", "1", head=14),)),
+        Sample(
+            "cli-prompt-json",
+            (
+                c(
+                    "prompt",
+                    "--system",
+                    "You are a device agent.",
+                    "--task",
+                    "What next?",
+                    "--json",
+                    head=12,
+                ),
+            ),
+        ),
         Sample("cli-rotate", (c("rotate"), c("rotate"))),
         Sample("cli-repair-healthy", (c("repair"),)),
     ),
@@ -113,6 +131,8 @@ _MASKS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"s-\d{8}T\d{6}Z-[0-9a-f]{6}"), "s-…"),
     (re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z"), "…Z"),
     (re.compile(r"\d+ ms\b"), "N ms"),
+    # JSON fractions: timings (`timings_ms`) differ on every run; scores are masked with them.
+    (re.compile(r'("[a-z_]+": )\d+\.\d+'), r"\1N"),
     (re.compile(r"session-inspector-demo-[A-Za-z0-9_]+"), "session-inspector-demo-x"),
 )
 
