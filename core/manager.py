@@ -6,6 +6,7 @@ thread, coalesced by a pending flag, so a turn's commit never waits for a summar
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -34,9 +35,11 @@ from core.status import (
     ArchiveInfo,
     PlanReport,
     SessionStatus,
+    archive_info,
     list_archives,
     plan_report,
     session_status,
+    unreadable_archive,
 )
 from core.store import SessionStore
 from core.summarizer import Summarizer, make_summarizer
@@ -406,14 +409,62 @@ class MemoryManager:
             return counts
         for child in self.paths.archived_sessions():
             try:
+                if self._rebuild_archive_index(child):
+                    counts["archive_indexes_rebuilt"] = counts.get("archive_indexes_rebuilt", 0) + 1
                 with self.store.lock():
                     done = recover_archive(self.store, child, self.config)
-            except SessionMemoryError:
+            except SessionMemoryError as exc:
                 counts["archives_unrecoverable"] = counts.get("archives_unrecoverable", 0) + 1
+                self.store.warnings.append(unreadable_archive(self.paths, child, exc))
                 continue
             if done:
                 counts["archives_recovered"] = counts.get("archives_recovered", 0) + 1
+            try:
+                archive_info(self.memory_dir, child)
+            except (SessionMemoryError, OSError) as exc:  # a FIFO as its state.json, …
+                counts["archives_unreadable"] = counts.get("archives_unreadable", 0) + 1
+                self.store.warnings.append(unreadable_archive(self.paths, child, exc))
         return counts
+
+    def _rebuild_archive_index(self, child: Path) -> bool:
+        """An archived session whose index.yaml cannot be read (not YAML, an alias bomb, not a
+        regular file): the file is moved aside as `index.yaml.corrupt-<time>` and the index
+        rebuilt from the archive's chunk files, as `repair` does for the active session.
+        False when its index reads (or there is none and no chunk file)."""
+        from core.catalog import catalog_path
+        from core.paths import MemoryPaths
+        from core.recovery import recovered_entry
+
+        paths = MemoryPaths(self.memory_dir, session=child)
+        paths.ensure_inside_root(paths.chunks_dir)
+        try:
+            read_index(paths)
+            return False
+        except IndexCorruptError:
+            pass
+        except StoreError:
+            if not os.path.lexists(paths.index):
+                raise
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        aside = paths.index.with_name(f"index.yaml.corrupt-{stamp}")
+        entries = [
+            recovered_entry(
+                chunk_id,
+                read_chunk_events(paths, chunk_id)[0],
+                self.config,
+                extra={"rebuilt_from": aside.name},
+            )
+            for chunk_id in sorted(list_chunk_files(paths))
+        ]
+        with self.store.lock():
+            try:
+                os.replace(paths.index, aside)  # a link or a FIFO is moved, never opened
+            except OSError as exc:
+                raise StoreError(f"cannot move {paths.index} aside: {exc.strerror}") from exc
+            with contextlib.suppress(OSError):
+                catalog_path(paths).unlink()
+            write_index(paths, entries)
+        return True
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -421,7 +472,7 @@ class MemoryManager:
         """True when the active session has indexed chunks (archives never count); read
         through the catalog, so a prompt does not parse a 10,000-chunk index."""
         try:
-            return len(read_catalog(self.paths)) > 0
+            return len(read_catalog(self.paths, write=not self.read_only)) > 0
         except IndexCorruptError:
             return self.paths.summary.exists() and self.paths.summary.stat().st_size > 0
 
@@ -461,7 +512,13 @@ class MemoryManager:
         return result
 
     def status(self) -> SessionStatus:
-        return session_status(self.store, self.config, memory_dir=self.memory_dir, model=self.model)
+        return session_status(
+            self.store,
+            self.config,
+            memory_dir=self.memory_dir,
+            model=self.model,
+            write_catalog=not self.read_only,
+        )
 
     def list_archives(self) -> list[ArchiveInfo]:
         return list_archives(self.memory_dir, self.paths)

@@ -910,6 +910,8 @@ def cmd_repair(ctx: Context) -> int:
         repaired = manager.repair()
     finally:
         manager.close()
+    for warning in manager.store.warnings:
+        warn(warning)
     if ctx.json:
         ctx.emit_json(_with_memory_dir({"repaired": repaired}, manager.memory_dir))
         return EXIT_OK
