@@ -260,6 +260,7 @@ class MemoryManager:
         force: bool = False,
         focus: str | None = None,
         prompt_tokens: int | None = None,
+        config: CompactionConfig | None = None,
     ) -> PassResult:
         """One pass, counted in telemetry; a pass that added a chunk adds it to recall's file,
         and `on_pass` sees every result."""
@@ -267,7 +268,7 @@ class MemoryManager:
 
         result = run_pass(
             self.store,
-            self.config,
+            config or self.config,
             self.summarizer,
             force=force,
             prompt_tokens=prompt_tokens,
@@ -293,10 +294,12 @@ class MemoryManager:
         force: bool = False,
         focus: str | None = None,
         prompt_tokens: int | None = None,
+        config: CompactionConfig | None = None,
     ) -> PassResult:
-        """Run one maintenance pass synchronously (design: MemoryManager.Save)."""
+        """Run one maintenance pass synchronously (design: MemoryManager.Save). `config`: a
+        one-off config for this pass alone (the TUI's what-if values); never saved."""
         self._writable()
-        return self._run_pass(force=force, focus=focus, prompt_tokens=prompt_tokens)
+        return self._run_pass(force=force, focus=focus, prompt_tokens=prompt_tokens, config=config)
 
     def plan(
         self,
