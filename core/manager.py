@@ -27,6 +27,7 @@ from core.config import CompactionConfig, load_config
 from core.errors import IndexCorruptError, SessionMemoryError, StoreError
 from core.events import Event, make_event
 from core.faults import fault_point
+from core.ledger import PromptLedger, record_measured
 from core.prompt import build_prompt_messages
 from core.reader import EventTail
 from core.status import (
@@ -110,6 +111,8 @@ class MemoryManager:
         self._hot_tail = EventTail(self.paths.events, tokens=False)
         self._hot_cache: list[Event] = []
         self._recall_cache: RecallCache | None = None
+        self.ledger = PromptLedger(self.paths)
+        """Writes session/prompts.jsonl: a line per build_prompt, measured figure and pass."""
 
     @property
     def recall_cache(self) -> RecallCache:
@@ -182,7 +185,16 @@ class MemoryManager:
         """Record the provider's prompt size of the latest model call; the trigger adds what is
         appended after it by estimate (contract §5)."""
         self._writable()
-        self.store.record_prompt_tokens(int(n), model=model or self.model)
+        state = self.store.record_prompt_tokens(int(n), model=model or self.model)
+        try:
+            record_measured(
+                self.paths,
+                int(n),
+                model=model or self.model,
+                after_event_id=state.prompt_tokens_after_event_id,
+            )
+        except (OSError, SessionMemoryError) as exc:
+            self.store.warnings.append(f"the prompt ledger was not written: {exc}")
 
     def commit_run(self, assistant_text: str, **fields: Any) -> Event:
         event = self.append(make_event("assistant_output", assistant_text, **fields))
@@ -261,6 +273,13 @@ class MemoryManager:
             self.telemetry.skips[key] = self.telemetry.skips.get(key, 0) + 1
         if result.compacted:
             self.recall_cache.index_new_chunks()
+        if result.compacted or (result.trigger is not None and result.trigger.should_compress):
+            from core.timeline import record_pass
+
+            try:
+                record_pass(self.store, self.ledger, result)
+            except (OSError, SessionMemoryError) as exc:
+                self.store.warnings.append(f"the prompt ledger was not written: {exc}")
         if self.on_pass is not None:
             self.on_pass(result)
         return result
@@ -337,6 +356,10 @@ class MemoryManager:
                 repaired["catalog_rebuilt"] = 1
             for key, n in self._recover_archives().items():
                 repaired[key] = repaired.get(key, 0) + n
+            from core.ledger import check_ledger
+
+            with self.store.lock():
+                repaired.update(check_ledger(self.paths))
         self.recall_cache.forget()
         if self.persistent_recall and self.recall_cache.rebuild_file():
             repaired["recall_index_rebuilt"] = 1
@@ -398,14 +421,29 @@ class MemoryManager:
     def has_compressed_history(self) -> bool:
         """True when the active session has indexed chunks (archives never count); read
         through the catalog, so a prompt does not parse a 10,000-chunk index."""
-        try:
-            return len(read_catalog(self.paths)) > 0
-        except IndexCorruptError:
-            return self.paths.summary.exists() and self.paths.summary.stat().st_size > 0
+        return self._history()[0] > 0
 
-    def build_prompt(self, system_prompt: str, task: str) -> list[dict[str, Any]]:
+    def _history(self) -> tuple[int, str | None]:
+        """(indexed chunks, the last one's id) of the active session, through the catalog;
+        with an unreadable index, whether summary.md holds something (1 or 0) and None."""
+        try:
+            catalog = read_catalog(self.paths)
+        except IndexCorruptError:
+            has = self.paths.summary.exists() and self.paths.summary.stat().st_size > 0
+            return (1 if has else 0), None
+        count = len(catalog)
+        return count, (catalog.entries.chunk_id(count - 1) if count else None)
+
+    def build_prompt(
+        self, system_prompt: str, task: str, *, record: bool = True
+    ) -> list[dict[str, Any]]:
+        """The messages a model gets for `task` now (contract §11). A writable manager also
+        appends the call to the prompt ledger (session/prompts.jsonl) unless `record` is
+        False (a preview, such as the TUI's Prompt tab); a ledger that cannot be written is a
+        warning in `store.warnings`, never an error of the prompt."""
         summary_md = None
-        if self.has_compressed_history() and self.paths.summary.exists():
+        chunk_count, last_chunk = self._history()
+        if chunk_count > 0 and self.paths.summary.exists():
             try:
                 data = read_bytes_no_symlink(self.paths.summary)
             except OSError as exc:
@@ -413,7 +451,23 @@ class MemoryManager:
                     f"cannot read {self.paths.summary}: {exc.strerror or exc}"
                 ) from exc
             summary_md = data.decode("utf-8", errors="replace")
-        return build_prompt_messages(system_prompt, summary_md, self._hot_events(), task)
+        hot = self._hot_events()
+        messages = build_prompt_messages(system_prompt, summary_md, hot, task)
+        if record and not self.read_only:
+            try:
+                self.ledger.record_call(
+                    system_prompt,
+                    summary_md,
+                    hot,
+                    task,
+                    model=self.model,
+                    chunk_count=chunk_count,
+                    last_chunk_id=last_chunk,
+                    message_count=len(messages),
+                )
+            except (OSError, SessionMemoryError) as exc:
+                self.store.warnings.append(f"the prompt ledger was not written: {exc}")
+        return messages
 
     def _hot_events(self) -> list[Event]:
         """The hot window's events, read incrementally: a prompt built per model call costs

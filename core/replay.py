@@ -37,6 +37,12 @@ from core.maintenance import PassResult
 from core.manager import MemoryManager
 from core.tokens import estimate_event_tokens, estimate_tokens
 
+REPLAY_SYSTEM_PROMPT = "You are the agent of this transcript (replayed by session-inspector)."
+"""The system prompt a replay builds each call's prompt with (the log does not carry one)."""
+REPLAY_TASK = "continue"
+"""The task a replay builds each call's prompt with: the call's own inputs are in the hot
+window already, so the prompt the ledger records is the memory's as the model would see it."""
+
 APPEND_BATCH = 500
 """Events per append in `import_transcript` (one lock hold each; a long log is not one write)."""
 
@@ -119,7 +125,8 @@ def replay(
     before_call: Callable[[int, ModelCall], None] | None = None,
     after_pass: Callable[[PassResult], None] | None = None,
 ) -> ReplayStats:
-    """For each model call: append its inputs, run a pass if the trigger says so, call
+    """For each model call: append its inputs, run a pass if the trigger says so, build the
+    call's prompt (its line in the prompt ledger, session/prompts.jsonl), call
     `before_call(i, call)` (the prompt the model would get is measurable there), record the
     call's prompt size (see the module docstring), append its outputs. Then the trailing
     events and one more pass if needed. `after_pass` gets every pass the trigger asked for."""
@@ -130,6 +137,7 @@ def replay(
     for i, call in enumerate(transcript.calls):
         original += _append(mm, call.inputs, stats)
         _maybe_pass(mm, stats, after_pass)
+        mm.build_prompt(REPLAY_SYSTEM_PROMPT, REPLAY_TASK)  # the call's line in the prompt ledger
         if before_call is not None:
             before_call(i, call)
         if call.prompt_tokens is not None:

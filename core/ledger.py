@@ -1,0 +1,455 @@
+"""The prompt ledger: `session/prompts.jsonl`, one line per model call (contract §1).
+
+Every `MemoryManager.build_prompt` appends a `call` line saying what the model got, part by
+part, small enough that the prompt can be rebuilt byte for byte later (core.timeline):
+
+- the system prompt, the task and summary.md by content address: their text is written once to
+  `session/prompt_texts/<sha256>.txt` and the line names the digest;
+- the hot window as a compact range of event ids (`first`, `last`, `n`) plus, by id and
+  position, the pinned root (the window's first `user_input`, which stays at the top of the
+  window while the events after it are compacted) and the synthetic split-turn events (which a
+  pass places after the root); every other event of the window is found later in the chunk files
+  or events.jsonl, in the order the session appended them (events are immutable);
+- a digest and a token estimate of each part.
+
+`record_prompt_tokens` appends a `measured` line naming the call it measured; a pass appends a
+`pass` line. The fields are documented in docs/FORMATS.md.
+
+Cost: the line is one `write` on an O_APPEND descriptor, never under the session lock and
+never fsynced (the ledger is a record for people, not state the engine relies on: a power
+cut may lose its last lines, which readers then do without). Digests of the hot window's
+events and of repeated texts are cached, so a call whose texts were seen before costs a few
+dictionary lookups, one `json.dumps` and the write. Readers ignore a line that does not parse
+(a torn last line); a writer that finds the file ending without a newline starts on a new one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from core.atomic import open_no_symlink, read_bytes_no_symlink, write_all
+from core.errors import StoreError
+from core.events import Event, is_synthetic, now_ts
+from core.paths import MemoryPaths
+from core.tokens import estimate_event_tokens, estimate_tokens
+
+LEDGER_NAME = "prompts.jsonl"
+TEXTS_DIR = "prompt_texts"
+LEDGER_VERSION = 1
+TAIL_BYTES = 65536
+"""How much of the ledger's end `last_call_id` reads to find the latest call."""
+_TEXT_CACHE_MAX = 256
+_SHA_RE_LEN = 64
+
+
+def ledger_path(paths: MemoryPaths) -> Path:
+    return paths.session / LEDGER_NAME
+
+
+def texts_dir(paths: MemoryPaths) -> Path:
+    return paths.session / TEXTS_DIR
+
+
+def text_bytes(text: str) -> bytes:
+    """The bytes a text is stored and addressed by (lone surrogates kept, as JSON allows)."""
+    return text.encode("utf-8", "surrogatepass")
+
+
+def text_sha(text: str) -> str:
+    return hashlib.sha256(text_bytes(text)).hexdigest()
+
+
+def event_digest(event: Event) -> bytes:
+    """16 bytes naming an event's content (keys sorted, so a writer's key order is no matter)."""
+    data = json.dumps(event, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    return hashlib.blake2b(text_bytes(data), digest_size=16).digest()
+
+
+def hot_digest(digests: Sequence[bytes]) -> str:
+    """The hot window's digest: over its events' digests, in order."""
+    return hashlib.blake2b(b"".join(digests), digest_size=16).hexdigest()
+
+
+def valid_sha(value: object) -> bool:
+    return (
+        isinstance(value, str)
+        and len(value) == _SHA_RE_LEN
+        and all(c in "0123456789abcdef" for c in value)
+    )
+
+
+def text_file(paths: MemoryPaths, sha: str) -> Path:
+    if not valid_sha(sha):
+        raise StoreError(f"not a text digest: {sha!r:.80}")
+    return texts_dir(paths) / f"{sha}.txt"
+
+
+def read_text(paths: MemoryPaths, sha: str) -> str | None:
+    """The stored text with this digest; None when it is missing or does not match it."""
+    try:
+        data = read_bytes_no_symlink(text_file(paths, sha))
+    except OSError:
+        return None
+    if hashlib.sha256(data).hexdigest() != sha:
+        return None
+    return data.decode("utf-8", "surrogatepass")
+
+
+def _write_text_file(paths: MemoryPaths, sha: str, data: bytes) -> None:
+    """Write a text under its digest: a temporary file renamed into place (never a half file
+    under the final name); not fsynced (see the module docstring)."""
+    folder = texts_dir(paths)
+    target = folder / f"{sha}.txt"
+    if target.exists():
+        return
+    folder.mkdir(exist_ok=True)
+    paths.ensure_inside_root(folder)
+    tmp = folder / f".{sha}.{secrets.token_hex(4)}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
+    try:
+        try:
+            write_all(fd, data)
+        finally:
+            os.close(fd)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _line(obj: dict[str, Any]) -> bytes:
+    return (json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n").encode(
+        "utf-8", "surrogatepass"
+    )
+
+
+def append_line(paths: MemoryPaths, obj: dict[str, Any], *, mend: bool = True) -> None:
+    """Append one ledger line (one write on an O_APPEND descriptor; no lock, no fsync). `mend`:
+    when the file ends without a newline (a torn line), start on a new line."""
+    path = ledger_path(paths)
+    data = _line(obj)
+    fd = open_no_symlink(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+    try:
+        if mend:
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                data = b"\n" + data
+        write_all(fd, data)
+    finally:
+        os.close(fd)
+
+
+def last_call_id(paths: MemoryPaths) -> str | None:
+    """The id of the latest `call` line (read from the ledger's end); None when there is none."""
+    path = ledger_path(paths)
+    try:
+        fd = open_no_symlink(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        size = os.fstat(fd).st_size
+        start = max(0, size - TAIL_BYTES)
+        data = os.pread(fd, size - start, start)
+    finally:
+        os.close(fd)
+    lines = data.split(b"\n")
+    if start > 0:
+        lines = lines[1:]
+    for raw in reversed(lines):
+        if not raw.startswith(b'{"kind":"call"'):
+            continue
+        try:
+            obj = json.loads(raw)
+        except ValueError:
+            continue
+        cid = obj.get("id") if isinstance(obj, dict) else None
+        if isinstance(cid, str):
+            return cid
+    return None
+
+
+def new_call_id() -> str:
+    """Opaque and unique per session: 12 random hex digits after `c`."""
+    return "c" + secrets.token_hex(6)
+
+
+@dataclass
+class _SessionMark:
+    """What the writer knows of one session folder (a rotation makes a new one)."""
+
+    inode: int
+    texts: set[str] = field(default_factory=set)
+    mended: bool = False
+
+
+class PromptLedger:
+    """A manager's writer of `session/prompts.jsonl` (caches digests; one per manager)."""
+
+    def __init__(self, paths: MemoryPaths) -> None:
+        self.paths = paths
+        self._mark: _SessionMark | None = None
+        self._texts: dict[str, tuple[str, int]] = {}
+        """text → (sha256, tokens), for the texts seen lately (system prompts, tasks, summaries)."""
+        self._events: dict[str, tuple[bytes, int]] = {}
+        """event id → (digest, tokens) of the hot window's events at the last call."""
+        self.last_call_id: str | None = None
+
+    def _session(self) -> _SessionMark:
+        inode = os.stat(self.paths.session).st_ino
+        mark = self._mark
+        if mark is None or mark.inode != inode:
+            mark = _SessionMark(inode)
+            self._mark = mark
+        return mark
+
+    def _text(self, text: str, mark: _SessionMark) -> tuple[str, int]:
+        """(digest, tokens) of a text, stored once per session under its digest."""
+        known = self._texts.get(text)
+        if known is None:
+            if len(self._texts) >= _TEXT_CACHE_MAX:
+                self._texts.clear()
+            data = text_bytes(text)
+            known = (hashlib.sha256(data).hexdigest(), estimate_tokens(text))
+            self._texts[text] = known
+        sha = known[0]
+        if sha not in mark.texts:
+            _write_text_file(self.paths, sha, text_bytes(text))
+            mark.texts.add(sha)
+        return known
+
+    def _hot(self, events: Sequence[Event]) -> dict[str, Any]:
+        """The hot-window part of a call line (see the module docstring)."""
+        cache = self._events
+        fresh: dict[str, tuple[bytes, int]] = {}
+        digests: list[bytes] = []
+        tokens = 0
+        root: str | None = None
+        root_at: int | None = None
+        first: str | None = None
+        last: str | None = None
+        n = 0
+        synthetic: list[list[Any]] = []
+        resolvable = True
+        for i, event in enumerate(events):
+            eid = event.get("id")
+            if not isinstance(eid, str):
+                resolvable = False
+                entry = (event_digest(event), estimate_event_tokens(event))
+            else:
+                got = cache.get(eid)
+                entry = (
+                    got if got is not None else (event_digest(event), estimate_event_tokens(event))
+                )
+                fresh[eid] = entry
+            digests.append(entry[0])
+            tokens += entry[1]
+            if root is None and event.get("type") == "user_input" and isinstance(eid, str):
+                root, root_at = eid, i
+                continue
+            if is_synthetic(event) and isinstance(eid, str):
+                synthetic.append([i, eid])
+                continue
+            if first is None:
+                first = eid if isinstance(eid, str) else None
+            last = eid if isinstance(eid, str) else None
+            n += 1
+        self._events = fresh
+        hot: dict[str, Any] = {
+            "first": first,
+            "last": last,
+            "n": n,
+            "root": root,
+            "root_at": root_at,
+            "synthetic": synthetic,
+            "sha": hot_digest(digests),
+            "tokens": tokens,
+        }
+        if not resolvable:
+            hot["unresolvable"] = True
+        return hot
+
+    def record_call(
+        self,
+        system_prompt: str,
+        summary_md: str | None,
+        hot_events: Sequence[Event],
+        task: str,
+        *,
+        model: str | None,
+        chunk_count: int,
+        last_chunk_id: str | None,
+        message_count: int,
+    ) -> str:
+        """Append the `call` line of one build_prompt; returns the call's id."""
+        mark = self._session()
+        system_sha, system_tokens = self._text(system_prompt, mark)
+        task_sha, task_tokens = self._text(task, mark)
+        summary: dict[str, Any] = {"sha": None, "tokens": 0}
+        if summary_md and summary_md.strip():
+            sha, tok = self._text(summary_md, mark)
+            summary = {"sha": sha, "tokens": tok}
+        summary["chunks"] = chunk_count
+        summary["last_chunk"] = last_chunk_id
+        hot = self._hot(hot_events)
+        call_id = new_call_id()
+        obj: dict[str, Any] = {
+            "kind": "call",
+            "v": LEDGER_VERSION,
+            "id": call_id,
+            "at": now_ts(),
+            "model": model,
+            "system": {"sha": system_sha, "tokens": system_tokens},
+            "summary": summary,
+            "hot": hot,
+            "task": {"sha": task_sha, "tokens": task_tokens},
+            "tokens": system_tokens + summary["tokens"] + hot["tokens"] + task_tokens,
+            "messages": message_count,
+        }
+        append_line(self.paths, obj, mend=not mark.mended)
+        mark.mended = True
+        self.last_call_id = call_id
+        return call_id
+
+    def store_text(self, text: str) -> tuple[str, int]:
+        """Store a text under its digest (a pass's summary.md after it); (sha, tokens)."""
+        return self._text(text, self._session())
+
+
+def record_measured(
+    paths: MemoryPaths,
+    prompt_tokens: int,
+    *,
+    model: str | None,
+    after_event_id: str | None,
+    call_id: str | None = None,
+) -> None:
+    """Append a `measured` line: the provider's prompt size of the latest call (read from the
+    ledger's end unless given)."""
+    if call_id is None:
+        call_id = last_call_id(paths)
+    append_line(
+        paths,
+        {
+            "kind": "measured",
+            "v": LEDGER_VERSION,
+            "call": call_id,
+            "at": now_ts(),
+            "prompt_tokens": prompt_tokens,
+            "model": model,
+            "after_event_id": after_event_id,
+        },
+    )
+
+
+# --------------------------------------------------------------------------- reading
+
+
+@dataclass
+class LedgerRead:
+    """Every line of a ledger, parsed, in file order; `bad_lines` counts those that did not
+    parse (a torn last line among them) or had no known `kind`."""
+
+    lines: list[dict[str, Any]]
+    bad_lines: int = 0
+    torn_tail: bool = False
+    exists: bool = False
+
+    @property
+    def calls(self) -> list[dict[str, Any]]:
+        return [obj for obj in self.lines if obj.get("kind") == "call"]
+
+
+KINDS = ("call", "measured", "pass")
+
+
+def read_ledger(paths: MemoryPaths) -> LedgerRead:
+    """Parse `session/prompts.jsonl` (missing: empty). Never raises on bad lines."""
+    try:
+        data = read_bytes_no_symlink(ledger_path(paths))
+    except FileNotFoundError:
+        return LedgerRead([])
+    except OSError as exc:
+        raise StoreError(f"cannot read {ledger_path(paths)}: {exc.strerror or exc}") from exc
+    out = LedgerRead([], exists=True)
+    raws = data.split(b"\n")
+    if raws and raws[-1] != b"":
+        out.torn_tail = True
+    for raw in raws:
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except (ValueError, RecursionError):
+            out.bad_lines += 1
+            continue
+        if not isinstance(obj, dict) or obj.get("kind") not in KINDS:
+            out.bad_lines += 1
+            continue
+        out.lines.append(obj)
+    return out
+
+
+def check_ledger(paths: MemoryPaths) -> dict[str, int]:
+    """What `repair` reports of the ledger: unreadable lines, a torn last line (ended with a
+    newline, so the next append starts clean), and stored texts whose bytes no longer match
+    their digest (moved aside as `<sha>.txt.corrupt`)."""
+    counts: dict[str, int] = {}
+    read = read_ledger(paths)
+    if read.bad_lines:
+        counts["ledger_lines_unreadable"] = read.bad_lines
+    if read.torn_tail:
+        path = ledger_path(paths)
+        fd = open_no_symlink(path, os.O_WRONLY | os.O_APPEND)
+        try:
+            write_all(fd, b"\n")
+        finally:
+            os.close(fd)
+        counts["ledger_torn_line_ended"] = 1
+    folder = texts_dir(paths)
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        names = []
+    bad = 0
+    for name in names:
+        if not name.endswith(".txt") or not valid_sha(name[:-4]):
+            continue
+        try:
+            data = read_bytes_no_symlink(folder / name)
+        except OSError:
+            continue
+        if hashlib.sha256(data).hexdigest() != name[:-4]:
+            os.replace(folder / name, folder / f"{name}.corrupt")
+            bad += 1
+    if bad:
+        counts["ledger_texts_corrupt"] = bad
+    return counts
+
+
+__all__ = [
+    "LEDGER_NAME",
+    "LEDGER_VERSION",
+    "TEXTS_DIR",
+    "LedgerRead",
+    "PromptLedger",
+    "append_line",
+    "check_ledger",
+    "event_digest",
+    "hot_digest",
+    "last_call_id",
+    "ledger_path",
+    "read_ledger",
+    "read_text",
+    "record_measured",
+    "text_sha",
+    "texts_dir",
+]

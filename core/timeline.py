@@ -1,0 +1,594 @@
+"""Compaction through time, read from the prompt ledger (core.ledger): any past prompt rebuilt
+exactly, and one row per model call and per pass.
+
+A past prompt is rebuilt from its `call` line: the system prompt, the task and summary.md from
+their stored texts (`session/prompt_texts/<sha256>.txt`: summary.md versions are *kept*, not
+re-rendered, so a later change of the renderer or a repair cannot change a past prompt), the hot
+window from the events. Events are immutable and every appended event is in events.jsonl or in
+exactly one chunk file, in the order the session appended them, apart from the pinned root,
+which stays at the top of events.jsonl. So the window's events after the root are the `n`
+events from `first` on in that order — chunk files in index order, from the first chunk made
+after the call (the line names the index's chunk count and last chunk then), then events.jsonl
+— and the root is found by its id. Every part is checked against the digest the line holds:
+`exact` is true only when all four match.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from core.atomic import read_bytes_no_symlink
+from core.catalog import read_catalog
+from core.chunks import read_chunk_events
+from core.config import CompactionConfig
+from core.errors import BadInputError, IndexCorruptError, SessionMemoryError, StoreError
+from core.events import Event, is_synthetic
+from core.jsonl import parse_event_lines
+from core.ledger import (
+    LEDGER_VERSION,
+    LedgerRead,
+    PromptLedger,
+    append_line,
+    event_digest,
+    hot_digest,
+    read_ledger,
+    read_text,
+    text_sha,
+)
+from core.paths import MemoryPaths
+from core.prompt import build_prompt_messages
+from core.tokens import estimate_event_tokens
+
+if TYPE_CHECKING:
+    from core.maintenance import PassResult
+    from core.store import SessionStore
+
+
+# --------------------------------------------------------------------------- writing a pass
+
+
+def record_pass(store: SessionStore, ledger: PromptLedger, result: PassResult) -> None:
+    """Append the `pass` line of a pass the trigger asked for (or a forced one): what it was
+    given, what it did, and what it predicted the prompt would be after it."""
+    plan = result.plan
+    trigger = result.trigger
+    obj: dict[str, Any] = {
+        "kind": "pass",
+        "v": LEDGER_VERSION,
+        "at": _now(),
+        "compacted": result.compacted,
+        "chunk_id": result.chunk_id,
+        "reason": result.reason,
+        "trigger": trigger.trigger if trigger is not None else None,
+        "forced": bool(trigger is not None and not trigger.should_compress),
+        "path": plan.path if plan is not None else None,
+        "prompt_before": trigger.prompt_tokens if trigger is not None else None,
+        "prompt_before_source": trigger.prompt_tokens_source if trigger is not None else None,
+        "events_before": result.events_before,
+        "cut_index": plan.cut_index if plan is not None else None,
+        "first_kept_event_id": plan.first_kept_event_id if plan is not None else None,
+        "is_split_turn": bool(plan.is_split_turn) if plan is not None else False,
+        "turn_start_event_id": plan.turn_start_event_id if plan is not None else None,
+        "headroom_moves": getattr(plan, "headroom_moves", None),
+        "compacted_event_count": result.compacted_event_count,
+        "kept_event_count": result.kept_event_count,
+        "summary_backend": result.summary_backend,
+        "fallback": bool(result.summary_backend and result.summary_backend.endswith("fallback")),
+        "duration_ms": round(result.timings_ms.get("total", 0.0), 3),
+        "predicted_after": None,
+        "summary_after": None,
+    }
+    if result.compacted:
+        state = store.read_state()
+        obj["predicted_after"] = state.last_prompt_tokens
+        try:
+            text = read_bytes_no_symlink(store.paths.summary).decode("utf-8", errors="replace")
+        except OSError:
+            text = ""
+        if text.strip():
+            sha, tokens = ledger.store_text(text)
+            obj["summary_after"] = {"sha": sha, "tokens": tokens}
+    append_line(store.paths, obj)
+
+
+def _now() -> str:
+    from core.events import now_ts
+
+    return now_ts()
+
+
+# --------------------------------------------------------------------------- finding a call
+
+
+def find_call(read: LedgerRead, spec: str) -> tuple[int, dict[str, Any]]:
+    """The call `spec` names: its number (1 = the first call of the session; negative counts
+    from the end, -1 the latest) or its id. BadInputError naming what exists otherwise."""
+    calls = read.calls
+    if not calls:
+        raise BadInputError("the prompt ledger (session/prompts.jsonl) holds no model call yet")
+    text = spec.strip()
+    try:
+        number = int(text)
+    except ValueError:
+        for i, call in enumerate(calls):
+            if call.get("id") == text:
+                return i + 1, call
+        raise BadInputError(
+            f"no model call {text!r:.60} in the prompt ledger: give a number from 1 to "
+            f"{len(calls)} or a call id"
+        ) from None
+    if number < 0:
+        number += len(calls) + 1
+    if not 1 <= number <= len(calls):
+        raise BadInputError(
+            f"no model call {text}: the prompt ledger holds calls 1 to {len(calls)}"
+        )
+    return number, calls[number - 1]
+
+
+# --------------------------------------------------------------------------- rebuilding
+
+
+@dataclass
+class RebuiltPrompt:
+    """One past prompt, rebuilt: the messages and what each part was then."""
+
+    number: int
+    call_id: str | None
+    at: str | None
+    model: str | None
+    messages: list[dict[str, Any]]
+    parts: dict[str, dict[str, Any]]
+    estimate: int
+    measured: int | None
+    exact: bool
+    problems: list[str] = field(default_factory=list)
+    hot_event_ids: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "call": self.number,
+            "call_id": self.call_id,
+            "at": self.at,
+            "model": self.model,
+            "exact": self.exact,
+            "problems": list(self.problems),
+            "parts": self.parts,
+            "estimate": self.estimate,
+            "measured": self.measured,
+            "hot_event_ids": list(self.hot_event_ids),
+            "messages": self.messages,
+        }
+
+
+def _dict(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+class _EventSource:
+    """The session's events in append order (root aside), read lazily: chunk files from a
+    given index position, then events.jsonl."""
+
+    def __init__(self, paths: MemoryPaths) -> None:
+        self.paths = paths
+        self._hot: list[Event] | None = None
+        self._ids: list[str] | None = None
+
+    def chunk_ids(self) -> list[str]:
+        if self._ids is None:
+            try:
+                self._ids = read_catalog(self.paths, write=False).chunk_ids()
+            except (IndexCorruptError, StoreError):
+                self._ids = []
+        return self._ids
+
+    def hot(self) -> list[Event]:
+        if self._hot is None:
+            try:
+                data = read_bytes_no_symlink(self.paths.events)
+            except FileNotFoundError:
+                data = b""
+            except OSError as exc:
+                raise StoreError(f"cannot read {self.paths.events}: {exc.strerror}") from exc
+            self._hot = parse_event_lines(data, final=False).events
+        return self._hot
+
+    def chunk(self, chunk_id: str) -> list[Event]:
+        try:
+            return read_chunk_events(self.paths, chunk_id)[0]
+        except (OSError, SessionMemoryError):
+            return []
+
+    def start_position(self, chunks: int | None, last_chunk: str | None) -> int:
+        """Index position of the first chunk made after a call that saw `chunks` chunks,
+        the last of them `last_chunk`."""
+        ids = self.chunk_ids()
+        if (
+            chunks is not None
+            and 0 <= chunks <= len(ids)
+            and (chunks == 0 or last_chunk is None or ids[chunks - 1] == last_chunk)
+        ):
+            return chunks
+        if last_chunk is not None and last_chunk in ids:
+            return ids.index(last_chunk) + 1
+        return 0
+
+    def stream(self, start: int) -> Iterator[Event]:
+        for chunk_id in self.chunk_ids()[start:]:
+            yield from self.chunk(chunk_id)
+        yield from self.hot()
+
+    def find(self, event_id: str, start: int) -> Event | None:
+        """The event with this id: in events.jsonl, else in the chunks from `start` on, else
+        in any chunk."""
+        for event in self.hot():
+            if event.get("id") == event_id:
+                return event
+        ids = self.chunk_ids()
+        for chunk_id in [*ids[start:], *ids[:start]]:
+            for event in self.chunk(chunk_id):
+                if event.get("id") == event_id:
+                    return event
+        return None
+
+
+def _hot_events(
+    source: _EventSource, call: dict[str, Any], problems: list[str]
+) -> list[Event] | None:
+    hot = _dict(call.get("hot"))
+    summary = _dict(call.get("summary"))
+    if hot.get("unresolvable"):
+        problems.append("the hot window then held events without ids; they cannot be found")
+        return None
+    first, last, n = _str(hot.get("first")), _str(hot.get("last")), _int(hot.get("n")) or 0
+    root, root_at = _str(hot.get("root")), _int(hot.get("root_at"))
+    pinned: list[tuple[int, str]] = []
+    if root is not None:
+        pinned.append((root_at if root_at is not None else 0, root))
+    for item in hot.get("synthetic") or ():
+        if isinstance(item, list) and len(item) == 2 and isinstance(item[1], str):
+            pos = _int(item[0])
+            pinned.append((pos if pos is not None else 0, item[1]))
+    pinned_ids = {eid for _, eid in pinned}
+    start = source.start_position(_int(summary.get("chunks")), _str(summary.get("last_chunk")))
+    events: list[Event] = []
+    if n > 0 and first is not None:
+        for attempt in (start, 0) if start else (0,):
+            events = []
+            for event in source.stream(attempt):
+                eid = event.get("id")
+                if eid in pinned_ids or is_synthetic(event):
+                    continue
+                if not events and eid != first:
+                    continue
+                events.append(event)
+                if len(events) == n:
+                    break
+            if len(events) == n:
+                break
+        if len(events) != n:
+            problems.append(f"only {len(events)} of the hot window's {n} events were found")
+            return None
+        if events[-1].get("id") != last:
+            problems.append("the hot window's events are not where the ledger says")
+            return None
+    for pos, eid in sorted(pinned):
+        found = source.find(eid, start)
+        if found is None:
+            problems.append(f"the pinned event {eid} was not found")
+            return None
+        events.insert(min(max(pos, 0), len(events)), found)
+    return events
+
+
+def _text_part(
+    paths: MemoryPaths, part: dict[str, Any], name: str, problems: list[str], current: str | None
+) -> str | None:
+    sha = _str(part.get("sha"))
+    if sha is None:
+        return None
+    text = read_text(paths, sha)
+    if text is None and current is not None and text_sha(current) == sha:
+        text = current
+    if text is None:
+        problems.append(f"the {name} text {sha[:12]}… is no longer stored")
+    return text
+
+
+def rebuild_call(paths: MemoryPaths, read: LedgerRead, spec: str) -> RebuiltPrompt:
+    """The prompt of the call `spec` names (see find_call), rebuilt and checked."""
+    number, call = find_call(read, spec)
+    return rebuild(paths, read, number, call)
+
+
+def rebuild(
+    paths: MemoryPaths,
+    read: LedgerRead,
+    number: int,
+    call: dict[str, Any],
+    source: _EventSource | None = None,
+) -> RebuiltPrompt:
+    problems: list[str] = []
+    source = source or _EventSource(paths)
+    system_part = _dict(call.get("system"))
+    summary_part = _dict(call.get("summary"))
+    task_part = _dict(call.get("task"))
+    hot_part = _dict(call.get("hot"))
+    system = _text_part(paths, system_part, "system prompt", problems, None)
+    current_summary: str | None = None
+    if summary_part.get("sha") is not None:
+        try:
+            current_summary = read_bytes_no_symlink(paths.summary).decode("utf-8", "replace")
+        except OSError:
+            current_summary = None
+    summary = _text_part(paths, summary_part, "summary.md", problems, current_summary)
+    task = _text_part(paths, task_part, "task", problems, None)
+    events = _hot_events(source, call, problems)
+    hot_ok = False
+    hot_tokens = 0
+    if events is not None:
+        digests = [event_digest(e) for e in events]
+        hot_ok = hot_digest(digests) == hot_part.get("sha")
+        hot_tokens = sum(estimate_event_tokens(e) for e in events)
+        if not hot_ok:
+            problems.append("the hot window found differs from the one the call had")
+    messages: list[dict[str, Any]] = []
+    if system is not None and task is not None and events is not None:
+        messages = build_prompt_messages(system, summary, events, task)
+    measured = None
+    cid = call.get("id")
+    for obj in read.lines:
+        if obj.get("kind") == "measured" and obj.get("call") == cid:
+            measured = _int(obj.get("prompt_tokens"))
+    parts = {
+        "system": {"tokens": _int(system_part.get("tokens")), "found": system is not None},
+        "summary": {
+            "tokens": _int(summary_part.get("tokens")) or 0,
+            "found": summary is not None or summary_part.get("sha") is None,
+            "chunks": _int(summary_part.get("chunks")),
+            "last_chunk": _str(summary_part.get("last_chunk")),
+        },
+        "hot": {
+            "tokens": _int(hot_part.get("tokens")),
+            "events": _hot_count(hot_part),
+            "found": hot_ok,
+            "tokens_rebuilt": hot_tokens if events is not None else None,
+        },
+        "task": {"tokens": _int(task_part.get("tokens")), "found": task is not None},
+    }
+    exact = not problems and bool(messages)
+    return RebuiltPrompt(
+        number=number,
+        call_id=_str(cid),
+        at=_str(call.get("at")),
+        model=_str(call.get("model")),
+        messages=messages,
+        parts=parts,
+        estimate=_int(call.get("tokens")) or 0,
+        measured=measured,
+        exact=exact,
+        problems=problems,
+        hot_event_ids=[e["id"] for e in events or [] if isinstance(e.get("id"), str)],
+    )
+
+
+# --------------------------------------------------------------------------- the timeline
+
+
+def threshold_for(config: CompactionConfig, model: str | None) -> tuple[int, int]:
+    """(window, T): T the smaller prompt size at which either token rule fires (contract §5)."""
+    window = config.window_for(model)
+    by_reserve = window - config.effective_reserve(window)
+    by_percent = math.ceil(window * float(config.compress_at_percent) / 100.0)
+    return window, min(by_reserve, by_percent)
+
+
+@dataclass
+class Timeline:
+    rows: list[dict[str, Any]]
+    window: int
+    threshold: int
+    calls: int
+    passes: int
+    bad_lines: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "window": self.window,
+            "threshold": self.threshold,
+            "calls": self.calls,
+            "passes": self.passes,
+            "ledger_bad_lines": self.bad_lines,
+            "rows": self.rows,
+        }
+
+
+def _hot_count(hot: dict[str, Any]) -> int:
+    extra = len(hot.get("synthetic") or ()) if isinstance(hot.get("synthetic"), list) else 0
+    return (_int(hot.get("n")) or 0) + (1 if hot.get("root") else 0) + extra
+
+
+def _call_row(number: int, obj: dict[str, Any]) -> dict[str, Any]:
+    summary = _dict(obj.get("summary"))
+    hot = _dict(obj.get("hot"))
+    return {
+        "kind": "call",
+        "call": number,
+        "id": _str(obj.get("id")),
+        "at": _str(obj.get("at")),
+        "model": _str(obj.get("model")),
+        "estimate": _int(obj.get("tokens")) or 0,
+        "measured": None,
+        "system_tokens": _int(_dict(obj.get("system")).get("tokens")),
+        "summary_tokens": _int(summary.get("tokens")) or 0,
+        "hot_tokens": _int(hot.get("tokens")),
+        "task_tokens": _int(_dict(obj.get("task")).get("tokens")),
+        "hot_events": _hot_count(hot),
+        "chunks": _int(summary.get("chunks")),
+    }
+
+
+_PASS_FIELDS = (
+    "at",
+    "compacted",
+    "chunk_id",
+    "reason",
+    "trigger",
+    "forced",
+    "path",
+    "prompt_before",
+    "prompt_before_source",
+    "predicted_after",
+    "cut_index",
+    "first_kept_event_id",
+    "is_split_turn",
+    "turn_start_event_id",
+    "headroom_moves",
+    "compacted_event_count",
+    "kept_event_count",
+    "summary_backend",
+    "fallback",
+    "duration_ms",
+)
+
+
+def _pass_row(obj: dict[str, Any], after_call: int) -> dict[str, Any]:
+    row: dict[str, Any] = {"kind": "pass", "recorded": True, "after_call": after_call}
+    for key in _PASS_FIELDS:
+        row[key] = obj.get(key)
+    summary_after = _dict(obj.get("summary_after"))
+    row["summary_after_sha"] = _str(summary_after.get("sha"))
+    row["measured_after"] = None
+    return row
+
+
+def _index_rows(paths: MemoryPaths) -> dict[str, dict[str, Any]]:
+    """Per chunk id: what the index says of the pass that made it (cut_meta, backend)."""
+    out: dict[str, dict[str, Any]] = {}
+    try:
+        catalog = read_catalog(paths, write=False)
+    except (IndexCorruptError, StoreError):
+        return out
+    for i in range(len(catalog)):
+        entry = catalog.entries[i]
+        cut = entry.cut_meta or {}
+        out[entry.chunk_id] = {
+            "created_at": entry.created_at,
+            "event_count": entry.event_count,
+            "cut_meta": dict(cut),
+            "summary_backend": entry.extra.get("summary_backend"),
+        }
+    return out
+
+
+def build_timeline(
+    paths: MemoryPaths, config: CompactionConfig, model: str | None = None
+) -> Timeline:
+    """One row per model call and per pass, in the order they happened. A pass row holds the
+    prompt before it, the predicted and the measured (next provider figure) prompt after it,
+    and `not_smaller` when that after is not below the before. Chunks the ledger has no pass
+    line for (made before it existed, or by recovery) get a row from their index entry."""
+    read = read_ledger(paths)
+    rows: list[dict[str, Any]] = []
+    by_id: dict[str, dict[str, Any]] = {}
+    waiting: list[dict[str, Any]] = []
+    calls = passes = 0
+    last_model: str | None = model
+    for obj in read.lines:
+        kind = obj.get("kind")
+        if kind == "call":
+            calls += 1
+            row = _call_row(calls, obj)
+            rows.append(row)
+            if row["id"] is not None:
+                by_id[row["id"]] = row
+            if row["model"]:
+                last_model = row["model"]
+        elif kind == "measured":
+            figure = _int(obj.get("prompt_tokens"))
+            target = by_id.get(obj.get("call")) if isinstance(obj.get("call"), str) else None
+            if target is not None:
+                target["measured"] = figure
+            for row in waiting:
+                row["measured_after"] = figure
+            waiting = []
+        elif kind == "pass":
+            passes += 1
+            row = _pass_row(obj, calls)
+            rows.append(row)
+            if row["compacted"]:
+                waiting.append(row)
+    index = _index_rows(paths)
+    seen = {r["chunk_id"] for r in rows if r["kind"] == "pass" and r.get("chunk_id")}
+    for chunk_id, info in index.items():
+        if chunk_id in seen:
+            continue
+        passes += 1
+        cut = info["cut_meta"]
+        row = {
+            "kind": "pass",
+            "recorded": False,
+            "at": info["created_at"],
+            "compacted": True,
+            "chunk_id": chunk_id,
+            "prompt_before": _int(cut.get("tokens_before")),
+            "predicted_after": _int(cut.get("kept_tokens_estimate")),
+            "is_split_turn": bool(cut.get("is_split_turn")),
+            "first_kept_event_id": cut.get("first_kept_event_id"),
+            "turn_start_event_id": cut.get("turn_start_event_id"),
+            "headroom_moves": cut.get("headroom_moves"),
+            "summary_backend": info["summary_backend"],
+            "fallback": str(info["summary_backend"] or "").endswith("fallback"),
+            "measured_after": None,
+        }
+        at = str(info["created_at"] or "")
+        pos = next((i for i, r in enumerate(rows) if str(r.get("at") or "") > at), len(rows))
+        row["after_call"] = sum(1 for r in rows[:pos] if r["kind"] == "call")
+        rows.insert(pos, row)
+    for row in rows:
+        if row["kind"] != "pass":
+            continue
+        info = index.get(row.get("chunk_id") or "")
+        if info is not None:
+            cut = info["cut_meta"]
+            row["cut_meta"] = cut
+            if row.get("headroom_moves") is None and "headroom_moves" in cut:
+                row["headroom_moves"] = cut["headroom_moves"]
+        before = _int(row.get("prompt_before"))
+        after = _int(row.get("measured_after"))
+        if after is None:
+            after = _int(row.get("predicted_after"))
+        row["not_smaller"] = bool(
+            row.get("compacted") and before is not None and after is not None and after >= before
+        )
+    window, threshold = threshold_for(config, last_model)
+    return Timeline(rows, window, threshold, calls, passes, read.bad_lines)
+
+
+def summary_text(paths: MemoryPaths, sha: str | None) -> str | None:
+    """A kept summary.md version (None: no version, or not stored)."""
+    return read_text(paths, sha) if sha else None
+
+
+__all__ = [
+    "RebuiltPrompt",
+    "Timeline",
+    "build_timeline",
+    "find_call",
+    "rebuild",
+    "rebuild_call",
+    "record_pass",
+    "summary_text",
+    "threshold_for",
+]
