@@ -351,7 +351,7 @@ def rebuild(
     for obj in read.lines:
         if obj.get("kind") == "measured" and obj.get("call") == cid:
             measured = _int(obj.get("prompt_tokens"))
-    parts = {
+    parts: dict[str, dict[str, Any]] = {
         "system": {"tokens": _int(system_part.get("tokens")), "found": system is not None},
         "summary": {
             "tokens": _int(summary_part.get("tokens")) or 0,
@@ -517,7 +517,8 @@ def build_timeline(
                 last_model = row["model"]
         elif kind == "measured":
             figure = _int(obj.get("prompt_tokens"))
-            target = by_id.get(obj.get("call")) if isinstance(obj.get("call"), str) else None
+            ref = obj.get("call")
+            target = by_id.get(ref) if isinstance(ref, str) else None
             if target is not None:
                 target["measured"] = figure
             for row in waiting:
@@ -559,9 +560,9 @@ def build_timeline(
     for row in rows:
         if row["kind"] != "pass":
             continue
-        info = index.get(row.get("chunk_id") or "")
-        if info is not None:
-            cut = info["cut_meta"]
+        found = index.get(row.get("chunk_id") or "")
+        if found is not None:
+            cut = found["cut_meta"]
             row["cut_meta"] = cut
             if row.get("headroom_moves") is None and "headroom_moves" in cut:
                 row["headroom_moves"] = cut["headroom_moves"]
