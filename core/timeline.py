@@ -43,6 +43,7 @@ from core.prompt import build_prompt_messages
 from core.tokens import estimate_event_tokens
 
 if TYPE_CHECKING:
+    from core.dropped import DroppedReport
     from core.maintenance import PassResult
     from core.store import SessionStore
 
@@ -586,6 +587,7 @@ __all__ = [
     "RebuiltPrompt",
     "Timeline",
     "build_timeline",
+    "dropped_for_chunk",
     "find_call",
     "rebuild",
     "rebuild_call",
@@ -593,3 +595,68 @@ __all__ = [
     "summary_text",
     "threshold_for",
 ]
+
+
+# --------------------------------------------------------------------------- what a pass dropped
+
+
+def dropped_for_chunk(paths: MemoryPaths, chunk_id: str) -> DroppedReport:
+    """The facts of `chunk_id` that what followed its pass did not carry: summary.md as the
+    pass left it (its kept version) and the hot window of the first call after the pass,
+    rebuilt. Without a ledger record: the current summary.md, and the events of the next
+    chunk (or of events.jsonl when the chunk is the last)."""
+    from core.dropped import dropped_for, event_texts
+    from core.paths import validate_chunk_id
+
+    validate_chunk_id(chunk_id)
+    source = _EventSource(paths)
+    ids = source.chunk_ids()
+    if chunk_id not in ids:
+        raise BadInputError(
+            f"no chunk {chunk_id!r} in the index of this session"
+            + (f" (it has {ids[0]} … {ids[-1]})" if ids else " (it has no chunk yet)")
+        )
+    try:
+        events = read_chunk_events(paths, chunk_id)[0]
+    except OSError as exc:
+        raise StoreError(f"cannot read chunk {chunk_id}: {exc.strerror or exc}") from exc
+    read = read_ledger(paths)
+    sources: dict[str, Any] = {}
+    summary: str | None = None
+    hot: list[Event] | None = None
+    seen_pass = False
+    calls = 0
+    for obj in read.lines:
+        kind = obj.get("kind")
+        if kind == "call":
+            calls += 1
+        if kind == "pass" and obj.get("chunk_id") == chunk_id:
+            seen_pass = True
+            after = _dict(obj.get("summary_after"))
+            sha = _str(after.get("sha"))
+            summary = read_text(paths, sha) if sha else None
+            if summary is not None:
+                sources["summary"] = "summary.md as the pass left it"
+        elif kind == "call" and seen_pass:
+            problems: list[str] = []
+            hot = _hot_events(source, obj, problems)
+            if hot is not None:
+                sources["hot_window"] = f"the hot window of call {calls}, the first after the pass"
+            break
+    if summary is None:
+        try:
+            summary = read_bytes_no_symlink(paths.summary).decode("utf-8", "replace")
+        except OSError:
+            summary = ""
+        sources["summary"] = "the current summary.md (no kept version of the pass's)"
+    if hot is None:
+        pos = ids.index(chunk_id)
+        if pos + 1 < len(ids):
+            hot = source.chunk(ids[pos + 1])
+            sources["hot_window"] = f"the events of the next chunk, {ids[pos + 1]}"
+        else:
+            hot = source.hot()
+            sources["hot_window"] = "the current events.jsonl"
+    report = dropped_for(chunk_id, events, [summary, *(event_texts(e) for e in hot)])
+    report.sources = sources
+    return report
