@@ -498,8 +498,10 @@ def build_timeline(
 ) -> Timeline:
     """One row per model call and per pass, in the order they happened. A pass row holds the
     prompt before it, the predicted and the measured (next provider figure) prompt after it,
-    and `not_smaller` when that after is not below the before. Chunks the ledger has no pass
-    line for (made before it existed, or by recovery) get a row from their index entry."""
+    and `not_smaller` when the after is not below the before (a recorded figure before is
+    compared with the measured one after, when there is one; an estimate with the prediction).
+    Chunks the ledger has no pass line for (made before it existed, or by recovery) get a row
+    from their index entry."""
     read = read_ledger(paths)
     rows: list[dict[str, Any]] = []
     by_id: dict[str, dict[str, Any]] = {}
@@ -567,9 +569,11 @@ def build_timeline(
             row["cut_meta"] = cut
             if row.get("headroom_moves") is None and "headroom_moves" in cut:
                 row["headroom_moves"] = cut["headroom_moves"]
+        # Like with like: a provider figure before is compared with the next one after, an
+        # estimate before with the pass's prediction.
         before = _int(row.get("prompt_before"))
         after = _int(row.get("measured_after"))
-        if after is None:
+        if after is None or row.get("prompt_before_source") != "recorded":
             after = _int(row.get("predicted_after"))
         row["not_smaller"] = bool(
             row.get("compacted") and before is not None and after is not None and after >= before

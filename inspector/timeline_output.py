@@ -29,18 +29,19 @@ def render_timeline(console: Console, timeline: Timeline) -> None:
     table = Table(box=box.SIMPLE, pad_edge=False)
     for name, justify in (
         ("row", "left"),
-        ("at", "left"),
+        ("at (UTC)", "left"),
         ("prompt", "right"),
         ("measured", "right"),
         ("what", "left"),
     ):
         table.add_column(name, justify=justify, no_wrap=name != "what")  # type: ignore[arg-type]
     for row in timeline.rows:
-        at = one_line(str(row.get("at") or ""), 24)
+        stamp = str(row.get("at") or "")
+        at = one_line(stamp[11:23] if len(stamp) >= 23 else stamp, 24)
         if row["kind"] == "call":
             what = Text(
-                f"system {_n(row['system_tokens'])} · summary {_n(row['summary_tokens'])} · "
-                f"hot {_n(row['hot_tokens'])} ({_n(row['hot_events'])} events) · "
+                f"sys {_n(row['system_tokens'])} · summary {_n(row['summary_tokens'])} · "
+                f"hot {_n(row['hot_tokens'])}/{_n(row['hot_events'])} ev · "
                 f"task {_n(row['task_tokens'])}"
             )
             table.add_row(f"call {row['call']}", at, _n(row["estimate"]), _n(row["measured"]), what)
@@ -65,7 +66,7 @@ def render_timeline(console: Console, timeline: Timeline) -> None:
             )
             after = row.get("measured_after")
             label.append(
-                f" · after: predicted {_n(row.get('predicted_after'))}, measured {_n(after)}"
+                f" · after {_n(row.get('predicted_after'))} predicted, {_n(after)} measured"
             )
         if row.get("not_smaller"):
             label.append("  NOT SMALLER", style="bold red")
