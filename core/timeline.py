@@ -535,31 +535,33 @@ def build_timeline(
                 waiting.append(row)
     index = _index_rows(paths)
     seen = {r["chunk_id"] for r in rows if r["kind"] == "pass" and r.get("chunk_id")}
+    extra: list[dict[str, Any]] = []
     for chunk_id, info in index.items():
         if chunk_id in seen:
             continue
         passes += 1
         cut = info["cut_meta"]
-        row = {
-            "kind": "pass",
-            "recorded": False,
-            "at": info["created_at"],
-            "compacted": True,
-            "chunk_id": chunk_id,
-            "prompt_before": _int(cut.get("tokens_before")),
-            "predicted_after": _int(cut.get("kept_tokens_estimate")),
-            "is_split_turn": bool(cut.get("is_split_turn")),
-            "first_kept_event_id": cut.get("first_kept_event_id"),
-            "turn_start_event_id": cut.get("turn_start_event_id"),
-            "headroom_moves": cut.get("headroom_moves"),
-            "summary_backend": info["summary_backend"],
-            "fallback": str(info["summary_backend"] or "").endswith("fallback"),
-            "measured_after": None,
-        }
-        at = str(info["created_at"] or "")
-        pos = next((i for i, r in enumerate(rows) if str(r.get("at") or "") > at), len(rows))
-        row["after_call"] = sum(1 for r in rows[:pos] if r["kind"] == "call")
-        rows.insert(pos, row)
+        extra.append(
+            {
+                "kind": "pass",
+                "recorded": False,
+                "at": info["created_at"],
+                "compacted": True,
+                "chunk_id": chunk_id,
+                "prompt_before": _int(cut.get("tokens_before")),
+                "prompt_before_source": None,
+                "predicted_after": _int(cut.get("kept_tokens_estimate")),
+                "is_split_turn": bool(cut.get("is_split_turn")),
+                "first_kept_event_id": cut.get("first_kept_event_id"),
+                "turn_start_event_id": cut.get("turn_start_event_id"),
+                "headroom_moves": cut.get("headroom_moves"),
+                "summary_backend": info["summary_backend"],
+                "fallback": str(info["summary_backend"] or "").endswith("fallback"),
+                "measured_after": None,
+            }
+        )
+    if extra:
+        rows = _merge_by_time(rows, extra)
     for row in rows:
         if row["kind"] != "pass":
             continue
@@ -580,6 +582,30 @@ def build_timeline(
         )
     window, threshold = threshold_for(config, last_model)
     return Timeline(rows, window, threshold, calls, passes, read.bad_lines)
+
+
+def _merge_by_time(
+    rows: list[dict[str, Any]], extra: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """`rows` (in ledger order) with `extra` (sorted by time) placed before the first row that
+    happened after each; `after_call` set on the extra rows."""
+    extra.sort(key=lambda r: str(r.get("at") or ""))
+    out: list[dict[str, Any]] = []
+    calls = 0
+    k = 0
+    for row in rows:
+        at = str(row.get("at") or "")
+        while k < len(extra) and str(extra[k].get("at") or "") < at:
+            extra[k]["after_call"] = calls
+            out.append(extra[k])
+            k += 1
+        if row["kind"] == "call":
+            calls += 1
+        out.append(row)
+    for row in extra[k:]:
+        row["after_call"] = calls
+        out.append(row)
+    return out
 
 
 def summary_text(paths: MemoryPaths, sha: str | None) -> str | None:
