@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from core.atomic import open_no_symlink, read_bytes_no_symlink, write_all
-from core.errors import StoreError
+from core.errors import BadInputError, StoreError
 from core.events import Event, is_synthetic, now_ts
 from core.paths import MemoryPaths
 from core.tokens import estimate_event_tokens, estimate_tokens
@@ -353,15 +353,28 @@ def record_measured(
 # --------------------------------------------------------------------------- reading
 
 
+CALL_PREFIX = b'{"kind":"call"'
+"""How every call line starts (the writer puts `kind` first), so a reader can count and find
+calls without parsing every line."""
+
+
+def _call_slot(raw: bytes) -> bool:
+    """Whether a line is a call's: a call line that was written whole. A call's number is its
+    position among these, so a line damaged inside keeps the numbers after it as they were."""
+    return raw.startswith(CALL_PREFIX) and raw.rstrip().endswith(b"}")
+
+
 @dataclass
 class LedgerRead:
     """Every line of a ledger, parsed, in file order; `bad_lines` counts those that did not
-    parse (a torn last line among them) or had no known `kind`."""
+    parse (a torn last line among them) or had no known `kind`. Each call's object carries its
+    number (from 1) under `_n`; `call_count` counts call lines, readable or not."""
 
     lines: list[dict[str, Any]]
     bad_lines: int = 0
     torn_tail: bool = False
     exists: bool = False
+    call_count: int = 0
 
     @property
     def calls(self) -> list[dict[str, Any]]:
@@ -371,14 +384,20 @@ class LedgerRead:
 KINDS = ("call", "measured", "pass")
 
 
-def read_ledger(paths: MemoryPaths) -> LedgerRead:
-    """Parse `session/prompts.jsonl` (missing: empty). Never raises on bad lines."""
+def _read_bytes(paths: MemoryPaths) -> bytes | None:
     try:
-        data = read_bytes_no_symlink(ledger_path(paths))
+        return read_bytes_no_symlink(ledger_path(paths))
     except FileNotFoundError:
-        return LedgerRead([])
+        return None
     except OSError as exc:
         raise StoreError(f"cannot read {ledger_path(paths)}: {exc.strerror or exc}") from exc
+
+
+def read_ledger(paths: MemoryPaths) -> LedgerRead:
+    """Parse `session/prompts.jsonl` (missing: empty). Never raises on bad lines."""
+    data = _read_bytes(paths)
+    if data is None:
+        return LedgerRead([])
     out = LedgerRead([], exists=True)
     raws = data.split(b"\n")
     if raws and raws[-1] != b"":
@@ -386,6 +405,9 @@ def read_ledger(paths: MemoryPaths) -> LedgerRead:
     for raw in raws:
         if not raw.strip():
             continue
+        slot = _call_slot(raw)
+        if slot:
+            out.call_count += 1
         try:
             obj = json.loads(raw)
         except (ValueError, RecursionError):
@@ -394,8 +416,87 @@ def read_ledger(paths: MemoryPaths) -> LedgerRead:
         if not isinstance(obj, dict) or obj.get("kind") not in KINDS:
             out.bad_lines += 1
             continue
+        if obj.get("kind") == "call":
+            if not slot:
+                out.bad_lines += 1
+                continue
+            obj["_n"] = out.call_count
         out.lines.append(obj)
     return out
+
+
+@dataclass
+class FoundCall:
+    number: int
+    call: dict[str, Any]
+    measured: int | None
+    """The provider's figure for it (the last `measured` line naming it), if any."""
+
+
+def find_call(paths: MemoryPaths, spec: str) -> FoundCall:
+    """The call `spec` names — its number (1 the first; negative counts from the end, -1 the
+    latest) or its id — found without parsing the other lines. BadInputError naming what
+    exists otherwise."""
+    data = _read_bytes(paths) or b""
+    starts: list[int] = []
+    pos = 0
+    for raw in data.split(b"\n"):
+        if _call_slot(raw):
+            starts.append(pos)
+        pos += len(raw) + 1
+    if not starts:
+        raise BadInputError("the prompt ledger (session/prompts.jsonl) holds no model call yet")
+    text = spec.strip()
+    try:
+        number = int(text)
+    except ValueError:
+        needle = b'"id":' + json.dumps(text).encode("utf-8", "surrogatepass") + b","
+        at = -1
+        for i, start in enumerate(starts):
+            end = data.find(b"\n", start)
+            if data.find(needle, start, end if end >= 0 else len(data)) >= 0:
+                at = i
+                break
+        if at < 0:
+            raise BadInputError(
+                f"no model call {text!r:.60} in the prompt ledger: give a number from 1 to "
+                f"{len(starts)} or a call id"
+            ) from None
+        number = at + 1
+    else:
+        if number < 0:
+            number += len(starts) + 1
+        if not 1 <= number <= len(starts):
+            raise BadInputError(
+                f"no model call {text}: the prompt ledger holds calls 1 to {len(starts)}"
+            )
+    start = starts[number - 1]
+    end = data.find(b"\n", start)
+    end = len(data) if end < 0 else end
+    try:
+        call = json.loads(data[start:end])
+    except (ValueError, RecursionError):
+        call = None
+    if not isinstance(call, dict):
+        raise BadInputError(f"the line of model call {number} in the prompt ledger is unreadable")
+    call["_n"] = number
+    measured: int | None = None
+    cid = call.get("id")
+    if isinstance(cid, str):
+        needle = b'"call":' + json.dumps(cid).encode("utf-8", "surrogatepass") + b","
+        hit = data.rfind(needle, end)
+        if hit >= 0:
+            line_start = data.rfind(b"\n", 0, hit) + 1
+            line_end = data.find(b"\n", hit)
+            try:
+                obj = json.loads(data[line_start : line_end if line_end >= 0 else len(data)])
+            except (ValueError, RecursionError):
+                obj = None
+            if isinstance(obj, dict) and obj.get("kind") == "measured":
+                figure = obj.get("prompt_tokens")
+                if isinstance(figure, int) and not isinstance(figure, bool):
+                    measured = figure
+    return FoundCall(number, call, measured)
 
 
 def check_ledger(paths: MemoryPaths) -> dict[str, int]:
@@ -439,11 +540,14 @@ __all__ = [
     "LEDGER_NAME",
     "LEDGER_VERSION",
     "TEXTS_DIR",
+    "CALL_PREFIX",
+    "FoundCall",
     "LedgerRead",
     "PromptLedger",
     "append_line",
     "check_ledger",
     "event_digest",
+    "find_call",
     "hot_digest",
     "last_call_id",
     "ledger_path",

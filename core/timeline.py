@@ -31,6 +31,7 @@ from core.ledger import (
     LEDGER_VERSION,
     LedgerRead,
     PromptLedger,
+    find_call,
     append_line,
     event_digest,
     hot_digest,
@@ -99,35 +100,6 @@ def _now() -> str:
     from core.events import now_ts
 
     return now_ts()
-
-
-# --------------------------------------------------------------------------- finding a call
-
-
-def find_call(read: LedgerRead, spec: str) -> tuple[int, dict[str, Any]]:
-    """The call `spec` names: its number (1 = the first call of the session; negative counts
-    from the end, -1 the latest) or its id. BadInputError naming what exists otherwise."""
-    calls = read.calls
-    if not calls:
-        raise BadInputError("the prompt ledger (session/prompts.jsonl) holds no model call yet")
-    text = spec.strip()
-    try:
-        number = int(text)
-    except ValueError:
-        for i, call in enumerate(calls):
-            if call.get("id") == text:
-                return i + 1, call
-        raise BadInputError(
-            f"no model call {text!r:.60} in the prompt ledger: give a number from 1 to "
-            f"{len(calls)} or a call id"
-        ) from None
-    if number < 0:
-        number += len(calls) + 1
-    if not 1 <= number <= len(calls):
-        raise BadInputError(
-            f"no model call {text}: the prompt ledger holds calls 1 to {len(calls)}"
-        )
-    return number, calls[number - 1]
 
 
 # --------------------------------------------------------------------------- rebuilding
@@ -307,19 +279,30 @@ def _text_part(
     return text
 
 
-def rebuild_call(paths: MemoryPaths, read: LedgerRead, spec: str) -> RebuiltPrompt:
-    """The prompt of the call `spec` names (see find_call), rebuilt and checked."""
-    number, call = find_call(read, spec)
-    return rebuild(paths, read, number, call)
+def rebuild_call(paths: MemoryPaths, spec: str) -> RebuiltPrompt:
+    """The prompt of the call `spec` names (core.ledger.find_call: its number, -1 the latest,
+    or its id), rebuilt and checked."""
+    found = find_call(paths, spec)
+    return rebuild(paths, found.number, found.call, found.measured)
+
+
+def measured_for(read: LedgerRead, call_id: object) -> int | None:
+    """The provider's figure for a call: the last `measured` line naming it."""
+    figure = None
+    for obj in read.lines:
+        if obj.get("kind") == "measured" and obj.get("call") == call_id:
+            figure = _int(obj.get("prompt_tokens"))
+    return figure
 
 
 def rebuild(
     paths: MemoryPaths,
-    read: LedgerRead,
     number: int,
     call: dict[str, Any],
+    measured: int | None = None,
     source: _EventSource | None = None,
 ) -> RebuiltPrompt:
+    """Rebuild one call's prompt from its ledger line (see the module docstring)."""
     problems: list[str] = []
     source = source or _EventSource(paths)
     system_part = _dict(call.get("system"))
@@ -347,11 +330,7 @@ def rebuild(
     messages: list[dict[str, Any]] = []
     if system is not None and task is not None and events is not None:
         messages = build_prompt_messages(system, summary, events, task)
-    measured = None
     cid = call.get("id")
-    for obj in read.lines:
-        if obj.get("kind") == "measured" and obj.get("call") == cid:
-            measured = _int(obj.get("prompt_tokens"))
     parts: dict[str, dict[str, Any]] = {
         "system": {"tokens": _int(system_part.get("tokens")), "found": system is not None},
         "summary": {
@@ -506,13 +485,14 @@ def build_timeline(
     rows: list[dict[str, Any]] = []
     by_id: dict[str, dict[str, Any]] = {}
     waiting: list[dict[str, Any]] = []
-    calls = passes = 0
+    calls = passes = last_call = 0
     last_model: str | None = model
     for obj in read.lines:
         kind = obj.get("kind")
         if kind == "call":
             calls += 1
-            row = _call_row(calls, obj)
+            row = _call_row(_int(obj.get("_n")) or calls, obj)
+            last_call = int(row["call"])
             rows.append(row)
             if row["id"] is not None:
                 by_id[row["id"]] = row
@@ -529,7 +509,7 @@ def build_timeline(
             waiting = []
         elif kind == "pass":
             passes += 1
-            row = _pass_row(obj, calls)
+            row = _pass_row(obj, last_call)
             rows.append(row)
             if row["compacted"]:
                 waiting.append(row)
@@ -581,7 +561,7 @@ def build_timeline(
             row.get("compacted") and before is not None and after is not None and after >= before
         )
     window, threshold = threshold_for(config, last_model)
-    return Timeline(rows, window, threshold, calls, passes, read.bad_lines)
+    return Timeline(rows, window, threshold, read.call_count, passes, read.bad_lines)
 
 
 def _merge_by_time(
@@ -600,7 +580,7 @@ def _merge_by_time(
             out.append(extra[k])
             k += 1
         if row["kind"] == "call":
-            calls += 1
+            calls = int(row["call"])
         out.append(row)
     for row in extra[k:]:
         row["after_call"] = calls
@@ -618,7 +598,7 @@ __all__ = [
     "Timeline",
     "build_timeline",
     "dropped_for_chunk",
-    "find_call",
+    "measured_for",
     "rebuild",
     "rebuild_call",
     "record_pass",
@@ -659,7 +639,7 @@ def dropped_for_chunk(paths: MemoryPaths, chunk_id: str) -> DroppedReport:
     for obj in read.lines:
         kind = obj.get("kind")
         if kind == "call":
-            calls += 1
+            calls = _int(obj.get("_n")) or calls + 1
         if kind == "pass" and obj.get("chunk_id") == chunk_id:
             seen_pass = True
             after = _dict(obj.get("summary_after"))

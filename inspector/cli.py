@@ -734,13 +734,12 @@ def cmd_prompt(ctx: Context) -> int:
 
 
 def cmd_prompt_at(ctx: Context) -> int:
-    from core.ledger import read_ledger
     from core.timeline import rebuild_call
 
     if ctx.args.system is not None or ctx.args.task is not None:
         raise UsageError("prompt --at CALL rebuilds a past prompt: leave out --system and --task")
     manager = ctx.manager(read_only=True)
-    rebuilt = rebuild_call(manager.paths, read_ledger(manager.paths), str(ctx.args.at))
+    rebuilt = rebuild_call(manager.paths, str(ctx.args.at))
     if ctx.json:
         ctx.emit_json(_with_memory_dir(rebuilt.to_json(), manager.memory_dir))
         return EXIT_OK

@@ -16,7 +16,7 @@ from core.ledger import ledger_path, read_ledger, texts_dir
 from core.manager import MemoryManager
 from core.paths import MemoryPaths
 from core.replay import replay
-from core.timeline import build_timeline, rebuild, rebuild_call
+from core.timeline import build_timeline, measured_for, rebuild, rebuild_call
 from inspector.cli import main
 from tests.cli_util import write_config
 from tests.helpers.memory import fill, small_config
@@ -50,7 +50,7 @@ def assert_all_rebuilt(paths: MemoryPaths, got: list[str]) -> None:
     calls = read.calls
     assert len(calls) == len(got)
     for number, call in enumerate(calls, start=1):
-        rebuilt = rebuild(paths, read, number, call)
+        rebuilt = rebuild(paths, number, call, measured_for(read, call["id"]))
         assert rebuilt.exact, (number, rebuilt.problems)
         assert dumped(rebuilt.messages) == got[number - 1], number
 
@@ -107,7 +107,7 @@ def test_a_measured_figure_names_the_call_it_measured(tmp_path: Path) -> None:
     got = lines(mm)
     assert [obj["kind"] for obj in got] == ["call", "call", "measured"]
     assert got[2]["call"] == got[1]["id"] and got[2]["prompt_tokens"] == 1234
-    rebuilt = rebuild_call(mm.paths, read_ledger(mm.paths), "-1")
+    rebuilt = rebuild_call(mm.paths, "-1")
     assert rebuilt.measured == 1234 and rebuilt.number == 2
 
 
@@ -154,6 +154,11 @@ def test_a_torn_last_line_is_ignored_and_the_next_line_starts_clean(tmp_path: Pa
     read = read_ledger(mm.paths)
     assert len(read.calls) == 2 and read.bad_lines == 1 and not read.torn_tail
     assert_all_rebuilt(mm.paths, [first, second])
+    # `prompt --at` and the timeline number calls alike, and a call is found by its id too.
+    by_id = rebuild_call(mm.paths, read.calls[1]["id"])
+    assert by_id.number == 2 and by_id.exact and dumped(by_id.messages) == second
+    timeline = build_timeline(mm.paths, mm.config)
+    assert [r["call"] for r in timeline.rows if r["kind"] == "call"] == [1, 2]
 
 
 def test_repair_checks_the_ledger(tmp_path: Path) -> None:
@@ -169,7 +174,7 @@ def test_repair_checks_the_ledger(tmp_path: Path) -> None:
     assert repaired["ledger_lines_unreadable"] == 1
     assert repaired["ledger_texts_corrupt"] == 1
     assert not text.exists() and text.with_name(text.name + ".corrupt").exists()
-    rebuilt = rebuild_call(mm.paths, read_ledger(mm.paths), "1")
+    rebuilt = rebuild_call(mm.paths, "1")
     assert not rebuilt.exact and rebuilt.problems  # the lost text is named, not made up
 
 
