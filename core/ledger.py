@@ -537,10 +537,10 @@ def check_ledger(paths: MemoryPaths) -> dict[str, int]:
 
 
 __all__ = [
+    "CALL_PREFIX",
     "LEDGER_NAME",
     "LEDGER_VERSION",
     "TEXTS_DIR",
-    "CALL_PREFIX",
     "FoundCall",
     "LedgerRead",
     "PromptLedger",

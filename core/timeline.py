@@ -31,9 +31,9 @@ from core.ledger import (
     LEDGER_VERSION,
     LedgerRead,
     PromptLedger,
-    find_call,
     append_line,
     event_digest,
+    find_call,
     hot_digest,
     read_ledger,
     read_text,
@@ -564,9 +564,7 @@ def build_timeline(
     return Timeline(rows, window, threshold, read.call_count, passes, read.bad_lines)
 
 
-def _merge_by_time(
-    rows: list[dict[str, Any]], extra: list[dict[str, Any]]
-) -> list[dict[str, Any]]:
+def _merge_by_time(rows: list[dict[str, Any]], extra: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """`rows` (in ledger order) with `extra` (sorted by time) placed before the first row that
     happened after each; `after_call` set on the extra rows."""
     extra.sort(key=lambda r: str(r.get("at") or ""))
