@@ -188,7 +188,25 @@ class _SessionMark:
 
     inode: int
     texts: set[str] = field(default_factory=set)
-    mended: bool = False
+    file: Any = None
+    """The ledger opened for appending (unbuffered), kept while the folder is the same."""
+
+
+@dataclass
+class _HotState:
+    """The hot-window part of the last call, kept so the next call only looks at the events
+    appended since (a pass or rotation changes the window's start: it is computed again)."""
+
+    ids: list[object] = field(default_factory=list)
+    hasher: Any = None
+    tokens: int = 0
+    root: str | None = None
+    root_at: int | None = None
+    synthetic: list[list[Any]] = field(default_factory=list)
+    first: str | None = None
+    last: str | None = None
+    n: int = 0
+    resolvable: bool = True
 
 
 class PromptLedger:
@@ -199,17 +217,25 @@ class PromptLedger:
         self._mark: _SessionMark | None = None
         self._texts: dict[str, tuple[str, int]] = {}
         """text → (sha256, tokens), for the texts seen lately (system prompts, tasks, summaries)."""
-        self._events: dict[str, tuple[bytes, int]] = {}
-        """event id → (digest, tokens) of the hot window's events at the last call."""
+        self._hot_state = _HotState()
         self.last_call_id: str | None = None
 
     def _session(self) -> _SessionMark:
         inode = os.stat(self.paths.session).st_ino
         mark = self._mark
         if mark is None or mark.inode != inode:
+            self.close()
             mark = _SessionMark(inode)
             self._mark = mark
         return mark
+
+    def close(self) -> None:
+        """Close the kept descriptor (the manager's `close`; a new call opens it again)."""
+        mark = self._mark
+        if mark is not None and mark.file is not None:
+            with contextlib.suppress(OSError):
+                mark.file.close()
+            mark.file = None
 
     def _text(self, text: str, mark: _SessionMark) -> tuple[str, int]:
         """(digest, tokens) of a text, stored once per session under its digest."""
@@ -228,54 +254,66 @@ class PromptLedger:
 
     def _hot(self, events: Sequence[Event]) -> dict[str, Any]:
         """The hot-window part of a call line (see the module docstring)."""
-        cache = self._events
-        fresh: dict[str, tuple[bytes, int]] = {}
-        digests: list[bytes] = []
-        tokens = 0
-        root: str | None = None
-        root_at: int | None = None
-        first: str | None = None
-        last: str | None = None
-        n = 0
-        synthetic: list[list[Any]] = []
-        resolvable = True
-        for i, event in enumerate(events):
-            eid = event.get("id")
+        ids = [e.get("id") for e in events]
+        st = self._hot_state
+        k = len(st.ids)
+        if st.hasher is None or k > len(ids) or ids[:k] != st.ids:
+            st = _HotState(hasher=hashlib.blake2b(digest_size=16))
+            k = 0
+        for i in range(k, len(events)):
+            event = events[i]
+            eid = ids[i]
+            st.hasher.update(event_digest(event))
+            st.tokens += estimate_event_tokens(event)
             if not isinstance(eid, str):
-                resolvable = False
-                entry = (event_digest(event), estimate_event_tokens(event))
-            else:
-                got = cache.get(eid)
-                entry = (
-                    got if got is not None else (event_digest(event), estimate_event_tokens(event))
-                )
-                fresh[eid] = entry
-            digests.append(entry[0])
-            tokens += entry[1]
-            if root is None and event.get("type") == "user_input" and isinstance(eid, str):
-                root, root_at = eid, i
+                st.resolvable = False
                 continue
-            if is_synthetic(event) and isinstance(eid, str):
-                synthetic.append([i, eid])
+            if st.root is None and event.get("type") == "user_input":
+                st.root, st.root_at = eid, i
                 continue
-            if first is None:
-                first = eid if isinstance(eid, str) else None
-            last = eid if isinstance(eid, str) else None
-            n += 1
-        self._events = fresh
+            if is_synthetic(event):
+                st.synthetic.append([i, eid])
+                continue
+            if st.first is None:
+                st.first = eid
+            st.last = eid
+            st.n += 1
+        st.ids = ids
+        self._hot_state = st
         hot: dict[str, Any] = {
-            "first": first,
-            "last": last,
-            "n": n,
-            "root": root,
-            "root_at": root_at,
-            "synthetic": synthetic,
-            "sha": hot_digest(digests),
-            "tokens": tokens,
+            "first": st.first,
+            "last": st.last,
+            "n": st.n,
+            "root": st.root,
+            "root_at": st.root_at,
+            "synthetic": list(st.synthetic),
+            "sha": st.hasher.copy().hexdigest(),
+            "tokens": st.tokens,
         }
-        if not resolvable:
+        if not st.resolvable:
             hot["unresolvable"] = True
         return hot
+
+    def _append(self, mark: _SessionMark, obj: dict[str, Any]) -> None:
+        """One write on the kept O_APPEND descriptor (opened, and a torn last line ended, on
+        the first call in this session folder)."""
+        if mark.file is not None and os.fstat(mark.file.fileno()).st_nlink == 0:
+            self.close()  # the ledger was removed or replaced: open the one there now
+        if mark.file is None:
+            path = ledger_path(self.paths)
+            fd = open_no_symlink(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+            try:
+                size = os.fstat(fd).st_size
+                if size and os.pread(fd, 1, size - 1) != b"\n":
+                    write_all(fd, b"\n")
+            except BaseException:
+                os.close(fd)
+                raise
+            mark.file = os.fdopen(fd, "ab", buffering=0)
+        data = _line(obj)
+        view = memoryview(data)
+        while view:
+            view = view[mark.file.write(view) :]
 
     def record_call(
         self,
@@ -314,8 +352,11 @@ class PromptLedger:
             "tokens": system_tokens + summary["tokens"] + hot["tokens"] + task_tokens,
             "messages": message_count,
         }
-        append_line(self.paths, obj, mend=not mark.mended)
-        mark.mended = True
+        try:
+            self._append(mark, obj)
+        except OSError:
+            self.close()
+            raise
         self.last_call_id = call_id
         return call_id
 

@@ -503,6 +503,7 @@ class MemoryManager:
         append is durable once it exits, with durability `run`)."""
         self.wait_for_maintenance()
         self.store.settle_appends()
+        self.ledger.close()
 
     def __enter__(self) -> MemoryManager:
         return self
