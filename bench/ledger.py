@@ -96,7 +96,7 @@ def chunk_root(root: Path, n_chunks: int) -> int:
     chunks = [_small_events(f"k{i}", 10) for i in range(n_chunks + 1)]
     entries: list[ChunkEntry] = []
     for i in range(n_chunks):
-        cid = f"chunk_{i + 1:05d}"
+        cid = f"chunk_{i + 1:04d}"
         write_chunk_file(paths, cid, chunks[i])
         entries.append(
             ChunkEntry(

@@ -15,15 +15,13 @@ after the call (the line names the index's chunk count and last chunk then), the
 
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Iterator
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from core.atomic import read_bytes_no_symlink
-from core.catalog import read_catalog
-from core.chunks import read_chunk_events
-from core.config import CompactionConfig
 from core.errors import BadInputError, IndexCorruptError, SessionMemoryError, StoreError
 from core.events import Event, is_synthetic
 from core.jsonl import parse_event_lines
@@ -44,6 +42,7 @@ from core.prompt import build_prompt_messages
 from core.tokens import estimate_event_tokens
 
 if TYPE_CHECKING:
+    from core.config import CompactionConfig
     from core.dropped import DroppedReport
     from core.maintenance import PassResult
     from core.store import SessionStore
@@ -149,17 +148,24 @@ def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+_NUMBERED_RE = re.compile(r"^chunk_(\d+)$")
+
+
 class _EventSource:
-    """The session's events in append order (root aside), read lazily: chunk files from a
-    given index position, then events.jsonl."""
+    """The session's events in append order (pinned root and synthetic events aside), read
+    lazily: chunk files in index order, then events.jsonl."""
 
     def __init__(self, paths: MemoryPaths) -> None:
         self.paths = paths
         self._hot: list[Event] | None = None
         self._ids: list[str] | None = None
+        self._chunks: dict[str, list[Event]] = {}
 
     def chunk_ids(self) -> list[str]:
+        """Every chunk id in index order (through the catalog; imported only when needed)."""
         if self._ids is None:
+            from core.catalog import read_catalog
+
             try:
                 self._ids = read_catalog(self.paths, write=False).chunk_ids()
             except (IndexCorruptError, StoreError):
@@ -178,47 +184,105 @@ class _EventSource:
         return self._hot
 
     def chunk(self, chunk_id: str) -> list[Event]:
-        try:
-            return read_chunk_events(self.paths, chunk_id)[0]
-        except (OSError, SessionMemoryError):
-            return []
+        """A chunk file's events ([] when it cannot be read)."""
+        got = self._chunks.get(chunk_id)
+        if got is None:
+            try:
+                data = read_bytes_no_symlink(self.paths.chunk_file(chunk_id))
+                got = parse_event_lines(data, final=True).events
+            except (OSError, SessionMemoryError):
+                got = []
+            self._chunks[chunk_id] = got
+        return got
 
-    def start_position(self, chunks: int | None, last_chunk: str | None) -> int:
-        """Index position of the first chunk made after a call that saw `chunks` chunks,
-        the last of them `last_chunk`."""
+    def numbered_after(self, chunks: int | None, last_chunk: str | None) -> list[str]:
+        """The chunks made after a call, guessed without the index: `chunk_N+1`, `chunk_N+2`
+        … after the call's last chunk, as long as their files exist (a pass names its chunk
+        so; a guess that is wrong fails the digest check and the index is read instead)."""
+        if last_chunk is None:
+            if chunks:
+                return []
+            number, width = 0, 4
+        else:
+            match = _NUMBERED_RE.match(last_chunk)
+            if match is None:
+                return []
+            number, width = int(match.group(1)), len(match.group(1))
+        out: list[str] = []
+        while True:
+            number += 1
+            name = f"chunk_{number:0{width}d}"
+            if not self.paths.chunk_file(name).is_file():
+                name = f"chunk_{number:04d}"
+                if not self.paths.chunk_file(name).is_file():
+                    return out
+            out.append(name)
+
+    def indexed_after(self, chunks: int | None, last_chunk: str | None) -> list[str]:
+        """The chunks made after a call, by the index: those after the call's last chunk."""
         ids = self.chunk_ids()
         if (
             chunks is not None
             and 0 <= chunks <= len(ids)
             and (chunks == 0 or last_chunk is None or ids[chunks - 1] == last_chunk)
         ):
-            return chunks
+            return ids[chunks:]
         if last_chunk is not None and last_chunk in ids:
-            return ids.index(last_chunk) + 1
-        return 0
+            return ids[ids.index(last_chunk) + 1 :]
+        return ids
 
-    def stream(self, start: int) -> Iterator[Event]:
-        for chunk_id in self.chunk_ids()[start:]:
-            yield from self.chunk(chunk_id)
-        yield from self.hot()
-
-    def find(self, event_id: str, start: int) -> Event | None:
-        """The event with this id: in events.jsonl, else in the chunks from `start` on, else
-        in any chunk."""
+    def find(self, event_id: str, order: list[str]) -> Event | None:
+        """The event with this id: in events.jsonl, else in the chunks of `order`."""
         for event in self.hot():
             if event.get("id") == event_id:
                 return event
-        ids = self.chunk_ids()
-        for chunk_id in [*ids[start:], *ids[:start]]:
+        for chunk_id in order:
             for event in self.chunk(chunk_id):
                 if event.get("id") == event_id:
                     return event
         return None
 
 
+def _window(
+    source: _EventSource,
+    order: list[str],
+    first: str | None,
+    last: str | None,
+    n: int,
+    pinned: list[tuple[int, str]],
+) -> tuple[list[Event] | None, str | None]:
+    """The window read with chunks in `order` (then events.jsonl): the `n` events from
+    `first` on, the pinned ones put back at their places; or why it could not be."""
+    pinned_ids = {eid for _, eid in pinned}
+    events: list[Event] = []
+    if n > 0 and first is not None:
+        stream = (e for chunk_id in order for e in source.chunk(chunk_id))
+        for event in itertools.chain(stream, source.hot()):
+            eid = event.get("id")
+            if eid in pinned_ids or is_synthetic(event):
+                continue
+            if not events and eid != first:
+                continue
+            events.append(event)
+            if len(events) == n:
+                break
+        if len(events) != n:
+            return None, f"only {len(events)} of the hot window's {n} events were found"
+        if events[-1].get("id") != last:
+            return None, "the hot window's events are not where the ledger says"
+    for pos, eid in sorted(pinned):
+        found = source.find(eid, order)
+        if found is None:
+            return None, f"the pinned event {eid} was not found"
+        events.insert(min(max(pos, 0), len(events)), found)
+    return events, None
+
+
 def _hot_events(
     source: _EventSource, call: dict[str, Any], problems: list[str]
 ) -> list[Event] | None:
+    """The call's hot window, checked against its digest: read with the chunks guessed by
+    their numbers first, then in the index's order (from the call's last chunk on, then all)."""
     hot = _dict(call.get("hot"))
     summary = _dict(call.get("summary"))
     if hot.get("unresolvable"):
@@ -233,36 +297,29 @@ def _hot_events(
         if isinstance(item, list) and len(item) == 2 and isinstance(item[1], str):
             pos = _int(item[0])
             pinned.append((pos if pos is not None else 0, item[1]))
-    pinned_ids = {eid for _, eid in pinned}
-    start = source.start_position(_int(summary.get("chunks")), _str(summary.get("last_chunk")))
-    events: list[Event] = []
-    if n > 0 and first is not None:
-        for attempt in (start, 0) if start else (0,):
-            events = []
-            for event in source.stream(attempt):
-                eid = event.get("id")
-                if eid in pinned_ids or is_synthetic(event):
-                    continue
-                if not events and eid != first:
-                    continue
-                events.append(event)
-                if len(events) == n:
-                    break
-            if len(events) == n:
-                break
-        if len(events) != n:
-            problems.append(f"only {len(events)} of the hot window's {n} events were found")
-            return None
-        if events[-1].get("id") != last:
-            problems.append("the hot window's events are not where the ledger says")
-            return None
-    for pos, eid in sorted(pinned):
-        found = source.find(eid, start)
-        if found is None:
-            problems.append(f"the pinned event {eid} was not found")
-            return None
-        events.insert(min(max(pos, 0), len(events)), found)
-    return events
+    chunks, last_chunk = _int(summary.get("chunks")), _str(summary.get("last_chunk"))
+    want = hot.get("sha")
+    tried: list[list[str]] = []
+    why: str | None = None
+    events: list[Event] | None = None
+    for way in ("numbered", "indexed", "all"):
+        if way == "numbered":
+            order = source.numbered_after(chunks, last_chunk)
+        elif way == "indexed":
+            order = source.indexed_after(chunks, last_chunk)
+        else:
+            order = source.chunk_ids()
+        if order in tried:
+            continue
+        tried.append(order)
+        events, why = _window(source, order, first, last, n, pinned)
+        if events is not None and hot_digest([event_digest(e) for e in events]) == want:
+            return events
+    if events is not None:
+        problems.append("the hot window found differs from the one the call had")
+        return events
+    problems.append(why or "the hot window was not found")
+    return None
 
 
 def _text_part(
@@ -318,15 +375,10 @@ def rebuild(
             current_summary = None
     summary = _text_part(paths, summary_part, "summary.md", problems, current_summary)
     task = _text_part(paths, task_part, "task", problems, None)
+    before = len(problems)
     events = _hot_events(source, call, problems)
-    hot_ok = False
-    hot_tokens = 0
-    if events is not None:
-        digests = [event_digest(e) for e in events]
-        hot_ok = hot_digest(digests) == hot_part.get("sha")
-        hot_tokens = sum(estimate_event_tokens(e) for e in events)
-        if not hot_ok:
-            problems.append("the hot window found differs from the one the call had")
+    hot_ok = events is not None and len(problems) == before
+    hot_tokens = sum(estimate_event_tokens(e) for e in events) if events is not None else 0
     messages: list[dict[str, Any]] = []
     if system is not None and task is not None and events is not None:
         messages = build_prompt_messages(system, summary, events, task)
@@ -455,6 +507,8 @@ def _pass_row(obj: dict[str, Any], after_call: int) -> dict[str, Any]:
 
 def _index_rows(paths: MemoryPaths) -> dict[str, dict[str, Any]]:
     """Per chunk id: what the index says of the pass that made it (cut_meta, backend)."""
+    from core.catalog import read_catalog
+
     out: dict[str, dict[str, Any]] = {}
     try:
         catalog = read_catalog(paths, write=False)
@@ -613,6 +667,7 @@ def dropped_for_chunk(paths: MemoryPaths, chunk_id: str) -> DroppedReport:
     pass left it (its kept version) and the hot window of the first call after the pass,
     rebuilt. Without a ledger record: the current summary.md, and the events of the next
     chunk (or of events.jsonl when the chunk is the last)."""
+    from core.chunks import read_chunk_events
     from core.dropped import dropped_for, event_texts
     from core.paths import validate_chunk_id
 

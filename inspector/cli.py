@@ -738,10 +738,12 @@ def cmd_prompt_at(ctx: Context) -> int:
 
     if ctx.args.system is not None or ctx.args.task is not None:
         raise UsageError("prompt --at CALL rebuilds a past prompt: leave out --system and --task")
-    manager = ctx.manager(read_only=True)
-    rebuilt = rebuild_call(manager.paths, str(ctx.args.at))
+    from core.paths import MemoryPaths
+
+    root = ctx.require_memory()  # no manager: a cold rebuild reads the ledger and a few files
+    rebuilt = rebuild_call(MemoryPaths(root), str(ctx.args.at))
     if ctx.json:
-        ctx.emit_json(_with_memory_dir(rebuilt.to_json(), manager.memory_dir))
+        ctx.emit_json(_with_memory_dir(rebuilt.to_json(), root))
         return EXIT_OK
     from inspector.timeline_output import render_rebuilt
 

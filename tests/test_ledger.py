@@ -284,3 +284,24 @@ def test_ledger_lines_are_small(tmp_path: Path) -> None:
     mm.build_prompt("sys", "task")
     size = os.path.getsize(ledger_path(mm.paths))
     assert size < 1000  # 120 events in the window, one line of a few hundred bytes
+
+
+def test_a_wrong_guess_of_the_chunks_falls_back_to_the_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The chunks after a call are guessed by their numbers; a guess that is wrong (ids not
+    numbered, a gap) fails the digest check and the index's order is read instead."""
+    from core import timeline
+
+    mm = MemoryManager(tmp_path / "m", small_config())
+    got = play(mm, 6)
+    monkeypatch.setattr(
+        timeline._EventSource,
+        "numbered_after",
+        lambda self, chunks, last: list(reversed(self.chunk_ids())),
+    )
+    assert_all_rebuilt(mm.paths, got)
+    monkeypatch.setattr(timeline._EventSource, "chunk_ids", lambda self: [])
+    read = read_ledger(mm.paths)
+    broken = [rebuild(mm.paths, i + 1, c) for i, c in enumerate(read.calls)]
+    assert any(not r.exact and r.problems for r in broken)  # said, not made up
