@@ -441,33 +441,63 @@ class MemoryManager:
         appends the call to the prompt ledger (session/prompts.jsonl) unless `record` is
         False (a preview, such as the TUI's Prompt tab); a ledger that cannot be written is a
         warning in `store.warnings`, never an error of the prompt."""
-        summary_md = None
-        chunk_count, last_chunk = self._history()
-        if chunk_count > 0 and self.paths.summary.exists():
-            try:
-                data = read_bytes_no_symlink(self.paths.summary)
-            except OSError as exc:
-                raise StoreError(
-                    f"cannot read {self.paths.summary}: {exc.strerror or exc}"
-                ) from exc
-            summary_md = data.decode("utf-8", errors="replace")
+        summary_md, chunk_count, last_chunk = self._summary_now()
         hot = self._hot_events()
         messages = build_prompt_messages(system_prompt, summary_md, hot, task)
         if record and not self.read_only:
-            try:
-                self.ledger.record_call(
-                    system_prompt,
-                    summary_md,
-                    hot,
-                    task,
-                    model=self.model,
-                    chunk_count=chunk_count,
-                    last_chunk_id=last_chunk,
-                    message_count=len(messages),
-                )
-            except (OSError, SessionMemoryError) as exc:
-                self.store.warnings.append(f"the prompt ledger was not written: {exc}")
+            self._ledger_call(
+                system_prompt, summary_md, hot, task, chunk_count, last_chunk, len(messages)
+            )
         return messages
+
+    def _summary_now(self) -> tuple[str | None, int, str | None]:
+        """(summary.md when there is compressed history, chunk count, last chunk id)."""
+        chunk_count, last_chunk = self._history()
+        if chunk_count == 0 or not self.paths.summary.exists():
+            return None, chunk_count, last_chunk
+        try:
+            data = read_bytes_no_symlink(self.paths.summary)
+        except OSError as exc:
+            raise StoreError(f"cannot read {self.paths.summary}: {exc.strerror or exc}") from exc
+        return data.decode("utf-8", errors="replace"), chunk_count, last_chunk
+
+    def _ledger_call(
+        self,
+        system_prompt: str,
+        summary_md: str | None,
+        hot: list[Event],
+        task: str,
+        chunk_count: int,
+        last_chunk: str | None,
+        message_count: int,
+    ) -> None:
+        try:
+            self.ledger.record_call(
+                system_prompt,
+                summary_md,
+                hot,
+                task,
+                model=self.model,
+                chunk_count=chunk_count,
+                last_chunk_id=last_chunk,
+                message_count=message_count,
+            )
+        except (OSError, SessionMemoryError) as exc:
+            self.store.warnings.append(f"the prompt ledger was not written: {exc}")
+
+    def record_call(self, system_prompt: str, task: str, hot_events: list[Event]) -> None:
+        """Append a prompt-ledger line for a model call whose hot window was `hot_events`
+        with the summary.md of now (an import's calls: no pass ran between them)."""
+        self._writable()
+        summary_md, chunk_count, last_chunk = self._summary_now()
+        count = len(build_prompt_messages(system_prompt, summary_md, hot_events, task))
+        self._ledger_call(
+            system_prompt, summary_md, hot_events, task, chunk_count, last_chunk, count
+        )
+
+    def hot_events(self) -> list[Event]:
+        """The hot window's events now (what the next prompt holds)."""
+        return self._hot_events()
 
     def _hot_events(self) -> list[Event]:
         """The hot window's events, read incrementally: a prompt built per model call costs

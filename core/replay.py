@@ -160,26 +160,45 @@ def replay(
 
 def import_transcript(transcript: Transcript, mm: MemoryManager) -> ReplayStats:
     """Append every event in order, no passes; the last provider figure (if any) is recorded
-    right after the events that came before its call, so the trigger adds what followed."""
+    right after the events that came before its call, so the trigger adds what followed.
+    Each model call of the log gets its line in the prompt ledger: the prompt this memory held
+    at that call (no pass ran, so the hot window then is every event up to the call's inputs),
+    built with REPLAY_SYSTEM_PROMPT and REPLAY_TASK as a replay's are."""
     stats = ReplayStats(calls=len(transcript.calls))
     last = max(
         (i for i, c in enumerate(transcript.calls) if c.prompt_tokens is not None), default=None
     )
     before: list[dict[str, Any]] = []
     after: list[dict[str, Any]] = []
+    ends: list[int] = []
+    """Per call: how many transcript events the hot window held at it (through its inputs)."""
+    seen = 0
     for i, call in enumerate(transcript.calls):
         target = before if last is not None and i <= last else after
         target.extend(call.inputs)
+        ends.append(seen + len(call.inputs))
+        seen += len(call.inputs) + len(call.outputs)
         (after if last is not None and i == last else target).extend(call.outputs)
     after.extend(transcript.trailing)
-    _append_batched(mm, before, stats)
+    base = mm.hot_events() if not mm.read_only else []
+    stored = _append_batched(mm, before, stats)
+    split = last + 1 if last is not None else 0
+    _record_calls(mm, base, stored, ends[:split])
     if last is not None:
         figure = transcript.calls[last].prompt_tokens
         assert figure is not None
         mm.record_prompt_tokens(figure)
         stats.prompt_sizes_recorded = 1
-    _append_batched(mm, after, stats)
+    stored += _append_batched(mm, after, stats)
+    _record_calls(mm, base, stored, ends[split:])
     return stats
+
+
+def _record_calls(
+    mm: MemoryManager, base: list[dict[str, Any]], stored: list[dict[str, Any]], ends: list[int]
+) -> None:
+    for end in ends:
+        mm.record_call(REPLAY_SYSTEM_PROMPT, REPLAY_TASK, [*base, *stored[:end]])
 
 
 def prompt_estimate(mm: MemoryManager) -> int:
@@ -210,9 +229,15 @@ def _append(mm: MemoryManager, events: Sequence[dict[str, Any]], stats: ReplaySt
 
 def _append_batched(
     mm: MemoryManager, events: Sequence[dict[str, Any]], stats: ReplayStats
-) -> None:
+) -> list[dict[str, Any]]:
+    """Append in batches; returns the stored events (ids assigned, scrubbed), in order."""
+    stored: list[dict[str, Any]] = []
     for start in range(0, len(events), APPEND_BATCH):
-        _append(mm, events[start : start + APPEND_BATCH], stats)
+        batch = events[start : start + APPEND_BATCH]
+        if batch:
+            stored += mm.append_many(batch, where="transcript event")
+            stats.events_appended += len(batch)
+    return stored
 
 
 def _maybe_pass(

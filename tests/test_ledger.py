@@ -305,3 +305,30 @@ def test_a_wrong_guess_of_the_chunks_falls_back_to_the_index(
     read = read_ledger(mm.paths)
     broken = [rebuild(mm.paths, i + 1, c) for i, c in enumerate(read.calls)]
     assert any(not r.exact and r.problems for r in broken)  # said, not made up
+
+
+def test_a_plain_import_writes_a_line_per_call_of_the_log(tmp_path: Path) -> None:
+    from core.prompt import build_prompt_messages
+    from core.replay import REPLAY_SYSTEM_PROMPT, REPLAY_TASK, import_transcript
+
+    mm = MemoryManager(tmp_path / "m", small_config())
+    fill(mm, 1)  # events before the import open every window
+    before = mm.hot_events()
+    transcript = load_transcript(DATA / "pi_session.jsonl", "pi")
+    stats = import_transcript(transcript, mm)
+    events = mm.hot_events()
+    assert events[: len(before)] == before
+    read = read_ledger(mm.paths)
+    assert len(read.calls) == stats.calls == len(transcript.calls)
+    seen = 0
+    expected: list[str] = []
+    for call in transcript.calls:
+        window = events[: len(before) + seen + len(call.inputs)]
+        expected.append(
+            dumped(build_prompt_messages(REPLAY_SYSTEM_PROMPT, None, window, REPLAY_TASK))
+        )
+        seen += len(call.inputs) + len(call.outputs)
+    assert_all_rebuilt(mm.paths, expected)
+    last = max(i for i, c in enumerate(transcript.calls) if c.prompt_tokens is not None)
+    measured = [obj for obj in read.lines if obj["kind"] == "measured"]
+    assert [m["call"] for m in measured] == [read.calls[last]["id"]]
