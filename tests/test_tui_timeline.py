@@ -22,10 +22,34 @@ from tests.helpers.tui import ViewHost, loaded, settle, static_text
 SIZES = [(60, 20), (80, 24), (120, 40)]
 
 
+def fixed_fill(mm: MemoryManager, n: int) -> None:
+    """One turn as tests.helpers.memory.fill makes it, with fixed event ids."""
+    mm.begin_run(f"turn {n}: open the camera app and record the error code E{n}", id=f"t{n}-u")
+    mm.append(
+        {
+            "id": f"t{n}-c",
+            "type": "tool_call",
+            "name": "shell",
+            "tool_call_id": f"k{n}",
+            "arguments": {"n": n},
+        }
+    )
+    mm.append(
+        {
+            "id": f"t{n}-r",
+            "type": "tool_result",
+            "name": "shell",
+            "tool_call_id": f"k{n}",
+            "content": f"E{n}",
+        }
+    )
+    mm.append({"id": f"t{n}-a", "type": "assistant_output", "content": f"recorded E{n}"})
+
+
 def session(root: Path, turns: int = 6) -> MemoryManager:
     mm = MemoryManager(root, small_config())
     for t in range(turns):
-        fill(mm, 1, start=t)
+        fixed_fill(mm, t)
         mm.build_prompt("You are a camera agent.", f"task {t // 3}")
         if t >= 3:
             mm.record_prompt_tokens(200_000)
