@@ -217,6 +217,7 @@ class InspectorApp(App[int]):
         Binding("space", "demo_toggle", "Play/pause", show=False, id="demo.toggle"),
         Binding("s", "demo_step", "Step", show=False, id="demo.step"),
         Binding("b", "back_to_active", "Active session", id="back_to_active"),
+        Binding("T", "timeline", "Timeline", show=False, id="timeline"),
         Binding("question_mark", "help", "Help", id="help"),
         Binding("q", "quit", "Quit", id="quit"),
         Binding("ctrl+q", "quit", "Quit", show=False, priority=True, id="quit.ctrl"),
@@ -1194,6 +1195,14 @@ class InspectorApp(App[int]):
             ("What-if panel (w)", "esc", "back to the hot window (values stay)"),
         ]
         return rows
+
+    def action_timeline(self) -> None:
+        """Every model call and pass of the session on display (inspector/screens)."""
+        from inspector.screens.timeline_screen import TimelineScreen
+
+        if isinstance(self.screen, TimelineScreen):
+            return
+        self.push_screen(TimelineScreen(self._view_context(), self.display_root))
 
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):

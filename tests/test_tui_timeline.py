@@ -181,3 +181,27 @@ def test_timeline_snapshot(  # type: ignore[no-untyped-def]
         await settle(pilot.app, pilot)
 
     assert snap_compare(ViewHost(view), terminal_size=size, run_before=run_before)
+
+
+async def test_T_opens_the_timeline_of_the_session_on_display(tmp_path: Path) -> None:
+    from inspector.screens.timeline_screen import TimelineScreen
+    from tests.helpers.tui import make
+
+    root = tmp_path / "m"
+    session(root)
+    app = make(root)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("T")
+        await settle(app, pilot)
+        assert isinstance(app.screen, TimelineScreen)
+        view = app.screen.query_one(TimelineView)
+        assert view.timeline is not None and view.timeline.calls == 7
+        title = static_text(app.screen.query_one("#timeline-title", Static))
+        assert "read-only" in title
+        await pilot.press("N")
+        await settle(app, pilot)
+        assert row_text(view).startswith("pass chunk_")
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert not isinstance(app.screen, TimelineScreen)
