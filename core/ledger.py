@@ -434,6 +434,24 @@ def _read_bytes(paths: MemoryPaths) -> bytes | None:
         raise StoreError(f"cannot read {ledger_path(paths)}: {exc.strerror or exc}") from exc
 
 
+def _parse_all(raws: list[bytes]) -> list[object]:
+    """Each line parsed (an exception instance where one does not): the whole file in one
+    `json.loads` of an array when every line parses (the common case), else line by line."""
+    try:
+        got = json.loads(b"[" + b",".join(raws) + b"]")
+        if isinstance(got, list) and len(got) == len(raws):
+            return got
+    except (ValueError, RecursionError):
+        pass
+    out: list[object] = []
+    for raw in raws:
+        try:
+            out.append(json.loads(raw))
+        except (ValueError, RecursionError) as exc:
+            out.append(exc)
+    return out
+
+
 def read_ledger(paths: MemoryPaths) -> LedgerRead:
     """Parse `session/prompts.jsonl` (missing: empty). Never raises on bad lines."""
     data = _read_bytes(paths)
@@ -443,21 +461,15 @@ def read_ledger(paths: MemoryPaths) -> LedgerRead:
     raws = data.split(b"\n")
     if raws and raws[-1] != b"":
         out.torn_tail = True
-    for raw in raws:
-        if not raw.strip():
-            continue
+    raws = [raw for raw in raws if raw.strip()]
+    for raw, obj in zip(raws, _parse_all(raws), strict=True):
         slot = _call_slot(raw)
         if slot:
             out.call_count += 1
-        try:
-            obj = json.loads(raw)
-        except (ValueError, RecursionError):
-            out.bad_lines += 1
-            continue
         if not isinstance(obj, dict) or obj.get("kind") not in KINDS:
             out.bad_lines += 1
             continue
-        if obj.get("kind") == "call":
+        if obj["kind"] == "call":
             if not slot:
                 out.bad_lines += 1
                 continue

@@ -452,8 +452,39 @@ def _hot_count(hot: dict[str, Any]) -> int:
 
 
 def _call_row(number: int, obj: dict[str, Any]) -> dict[str, Any]:
-    summary = _dict(obj.get("summary"))
-    hot = _dict(obj.get("hot"))
+    """A call's row: the call line itself with its parts' figures added flat (no new dict:
+    10,000 of them open a Timeline); a line not in the writer's layout is read key by key."""
+    try:
+        summary, hot = obj["summary"], obj["hot"]
+        tokens = obj["tokens"]
+        hot_events = hot["n"] + (1 if hot["root"] else 0) + len(hot["synthetic"])
+        obj.update(
+            call=number,
+            estimate=tokens,
+            measured=None,
+            system_tokens=obj["system"]["tokens"],
+            summary_tokens=summary["tokens"],
+            hot_tokens=hot["tokens"],
+            task_tokens=obj["task"]["tokens"],
+            hot_events=hot_events,
+            chunks=summary["chunks"],
+        )
+        obj.pop("_n", None)
+        if type(tokens) is int and type(hot_events) is int:
+            return obj
+    except (KeyError, TypeError):
+        pass
+    return _call_row_checked(number, obj)
+
+
+def _call_row_checked(number: int, obj: dict[str, Any]) -> dict[str, Any]:
+    summary = obj.get("summary")
+    hot = obj.get("hot")
+    system = obj.get("system")
+    task = obj.get("task")
+    summary = summary if type(summary) is dict else {}
+    hot = hot if type(hot) is dict else {}
+    synthetic = hot.get("synthetic")
     return {
         "kind": "call",
         "call": number,
@@ -462,11 +493,13 @@ def _call_row(number: int, obj: dict[str, Any]) -> dict[str, Any]:
         "model": _str(obj.get("model")),
         "estimate": _int(obj.get("tokens")) or 0,
         "measured": None,
-        "system_tokens": _int(_dict(obj.get("system")).get("tokens")),
+        "system_tokens": _int(system.get("tokens")) if type(system) is dict else None,
         "summary_tokens": _int(summary.get("tokens")) or 0,
         "hot_tokens": _int(hot.get("tokens")),
-        "task_tokens": _int(_dict(obj.get("task")).get("tokens")),
-        "hot_events": _hot_count(hot),
+        "task_tokens": _int(task.get("tokens")) if type(task) is dict else None,
+        "hot_events": (_int(hot.get("n")) or 0)
+        + (1 if hot.get("root") else 0)
+        + (len(synthetic) if type(synthetic) is list else 0),
         "chunks": _int(summary.get("chunks")),
     }
 
