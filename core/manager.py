@@ -10,6 +10,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -105,7 +106,7 @@ class MemoryManager:
         self.on_pass: Callable[[PassResult], None] | None = None
         self._cond = threading.Condition()
         self._running = False
-        self._pending = False
+        self._queued: list[Future[PassResult | None]] = []
         self._thread: threading.Thread | None = None
         self._hot_lock = threading.Lock()
         self._hot_tail = EventTail(self.paths.events, tokens=False)
@@ -204,31 +205,44 @@ class MemoryManager:
 
     # -- maintenance passes (design: RequestMaintenance, Save) -----------------------------
 
-    def request_maintenance(self) -> None:
+    def request_maintenance(self) -> Future[PassResult | None]:
         """Schedule a pass on a background thread and return at once; a request while one
-        runs sets the pending flag, which runs exactly one more pass after it."""
+        runs is served by exactly one more pass after it (requests coalesce).
+
+        The Future resolves with the result of the pass that serves this request (never an
+        earlier one that was already running), raises that pass's error, or gives None at once
+        for a read-only manager, which runs no pass."""
+        future: Future[PassResult | None] = Future()
         if self.read_only:
-            return
+            future.set_result(None)
+            return future
         with self._cond:
+            self._queued.append(future)
             if self._running:
-                self._pending = True
-                return
+                return future
             self._running = True
         self._thread = threading.Thread(
             target=self._pass_loop, name="session-maintenance", daemon=True
         )
         self._thread.start()
+        return future
 
     def _pass_loop(self) -> None:
         while True:
+            with self._cond:
+                serving, self._queued = self._queued, []
             try:
-                self._run_pass()
+                result = self._run_pass()
             except Exception as exc:  # the thread must survive: reported via telemetry
                 self.telemetry.errors += 1
                 self.telemetry.last_error = f"{type(exc).__name__}: {exc}"
+                for future in serving:
+                    future.set_exception(exc)
+            else:
+                for future in serving:
+                    future.set_result(result)
             with self._cond:
-                if self._pending:
-                    self._pending = False
+                if self._queued:
                     continue
                 self._running = False
                 self._cond.notify_all()

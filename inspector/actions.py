@@ -76,19 +76,13 @@ class MaintenanceFailed(RuntimeError):
 
 
 def maintain(manager: MemoryManager) -> PassResult | None:
-    """Ask for a (coalesced) background pass and wait for it: the result of the pass that ran
-    for this request, read from the manager's telemetry (no callback is left on the manager,
-    so later passes, e.g. after appends, are not reported as this action); None when no pass
-    ran (a read-only manager)."""
-    telemetry = manager.telemetry
-    passes, errors = telemetry.passes, telemetry.errors
-    manager.request_maintenance()
-    manager.wait_for_maintenance()
-    if telemetry.passes > passes:
-        return telemetry.last_pass
-    if telemetry.errors > errors:
-        raise MaintenanceFailed(telemetry.last_error or "the pass failed")
-    return None
+    """Ask for a (coalesced) background pass and wait for the pass that serves this request:
+    its result, its error as MaintenanceFailed (even when a pass the agent asked for just
+    before succeeded), or None when no pass ran (a read-only manager)."""
+    try:
+        return manager.request_maintenance().result()
+    except Exception as exc:
+        raise MaintenanceFailed(f"{type(exc).__name__}: {exc}") from exc
 
 
 def _maintenance_text(result: PassResult | None, ms: float) -> str:

@@ -66,3 +66,64 @@ def test_helper_modules_hold_no_tests() -> None:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         names = [n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
         assert not [n for n in names if n.startswith("test_")], path.name
+
+
+def timed_property_tests(source: str) -> list[str]:
+    """Functions decorated with Hypothesis's `@given` that keep its 200 ms per-example deadline:
+    no `@settings(deadline=None)`, no `@settings(parent=…)` and no module-level profile
+    (`PROFILE = settings.get_profile(…)`) as a decorator."""
+    tree = ast.parse(source)
+    profiles = {
+        target.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign) and "settings" in ast.unparse(node.value)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        if any(isinstance(d, ast.Name) and d.id in profiles for d in node.decorator_list):
+            continue
+        calls = [d for d in node.decorator_list if isinstance(d, ast.Call)]
+        names = [getattr(c.func, "id", getattr(c.func, "attr", "")) for c in calls]
+        if "given" not in names:
+            continue
+        untimed = any(
+            name == "settings"
+            and any(
+                (
+                    k.arg == "deadline"
+                    and isinstance(k.value, ast.Constant)
+                    and k.value.value is None
+                )
+                or k.arg == "parent"
+                for k in call.keywords
+            )
+            for name, call in zip(names, calls, strict=True)
+        )
+        if not untimed:
+            found.append(node.name)
+    return found
+
+
+def test_the_deadline_check_tells_timed_from_untimed() -> None:
+    source = (
+        "@given(st.text())\ndef test_a(t): ...\n"
+        "@settings(deadline=None)\n@given(st.text())\ndef test_b(t): ...\n"
+        "@settings(parent=PROFILE)\n@given(st.text())\ndef test_c(t): ...\n"
+        "@settings(max_examples=5)\n@given(st.text())\ndef test_d(t): ...\n"
+        "P = settings.get_profile('ci')\n@P\n@given(st.text())\ndef test_e(t): ...\n"
+    )
+    assert timed_property_tests(source) == ["test_a", "test_d"]
+
+
+def test_no_property_test_keeps_the_per_example_deadline() -> None:
+    """A 200 ms per-example deadline fails on a loaded 2-core machine, not the code."""
+    timed = {
+        str(path.relative_to(TESTS)): names
+        for path in sorted(TESTS.rglob("*.py"))
+        if (names := timed_property_tests(path.read_text(encoding="utf-8")))
+    }
+    assert timed == {}

@@ -3,11 +3,16 @@ nothing it started keeps reporting afterwards."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from core.chunks import read_index
+from core.errors import StoreError
 from core.manager import MemoryManager
-from inspector.actions import MAINTENANCE, maintain
+from inspector.actions import MAINTENANCE, MaintenanceFailed, maintain
 from inspector.widgets.activity_log import ActivityLog
 from inspector.widgets.hot_window import HotWindow
 from tests.helpers.tui import SIZE, events_on_disk, make, settle, until
@@ -54,3 +59,45 @@ def test_maintain_returns_the_pass_of_its_request(basic: Path) -> None:
     reader = MemoryManager(basic, CONFIG, read_only=True)
     assert maintain(reader) is None  # read-only: no pass runs
     assert MAINTENANCE.describe(None, 1.0) == "no pass ran (1 ms)"
+
+
+def test_maintain_reports_the_failure_of_the_pass_that_served_it(basic: Path) -> None:
+    """The agent's pass is running when `m` asks; that pass succeeds, the coalesced pass that
+    serves `m` fails: `m` reports the failure, not the agent's success."""
+    manager = MemoryManager(basic, CONFIG)
+    real_pass = manager._run_pass
+    agent_pass_started, release_agent_pass = threading.Event(), threading.Event()
+    calls: list[str] = []
+
+    def scripted_pass(**kw: Any) -> Any:
+        calls.append("pass")
+        if len(calls) == 1:
+            agent_pass_started.set()
+            assert release_agent_pass.wait(30)
+            return real_pass(**kw)
+        raise StoreError("disk full while writing the chunk")
+
+    manager._run_pass = scripted_pass  # type: ignore[method-assign]
+    agent = manager.request_maintenance()
+    assert agent_pass_started.wait(30)
+    outcome: list[BaseException | object] = []
+
+    def press_m() -> None:
+        try:
+            outcome.append(maintain(manager))
+        except MaintenanceFailed as exc:
+            outcome.append(exc)
+
+    m_thread = threading.Thread(target=press_m)
+    m_thread.start()
+    while not manager._queued:  # `m`'s request is queued behind the running pass
+        assert m_thread.is_alive()
+    release_agent_pass.set()
+    m_thread.join(30)
+    first = agent.result(30)
+    assert first is not None and first.compacted
+    assert len(outcome) == 1 and isinstance(outcome[0], MaintenanceFailed)
+    assert "disk full" in str(outcome[0])
+    assert calls == ["pass", "pass"]
+    with pytest.raises(StoreError):
+        manager.request_maintenance().result(30)

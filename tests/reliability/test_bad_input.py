@@ -323,7 +323,8 @@ def test_duplicate_ids_in_the_file_are_both_kept(tmp_path: Path) -> None:
     events = root / "session" / "events.jsonl"
     first = events.read_bytes().splitlines(keepends=True)[0]
     events.write_bytes(events.read_bytes() + first + first)
-    assert mm.save(force=True).compacted or True
+    result = mm.save(force=True)
+    assert result.compacted, result.reason
     stored = read_jsonl(events) + [
         e for c in (root / "session" / "chunks").glob("chunk_*.jsonl") for e in read_jsonl(c)
     ]
