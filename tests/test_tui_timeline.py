@@ -96,6 +96,7 @@ async def test_cursor_walks_calls_and_passes(tmp_path: Path) -> None:
         here = timeline.rows[view.cursor]
         assert here["kind"] == "pass" and row_text(view).startswith("pass chunk_")
         assert "summarizer" in detail_text(view) and "+++ summary.md after" in detail_text(view)
+        assert "dropped:" in detail_text(view)
         await pilot.press("left")
         await settle(app, pilot)
         assert timeline.rows[view.cursor]["kind"] == "call"

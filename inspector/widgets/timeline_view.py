@@ -31,6 +31,7 @@ from inspector.safe_text import one_line, safe_text
 from inspector.widgets.session_view import SessionView, ViewContext
 
 if TYPE_CHECKING:
+    from core.paths import MemoryPaths
     from core.timeline import RebuiltPrompt, Timeline
 
 POLL_SECONDS = 1.0
@@ -312,12 +313,15 @@ class TimelineView(SessionView):
             if other["kind"] == "pass" and other.get("summary_after_sha"):
                 before_sha = other["summary_after_sha"]
                 break
+        paths = self.manager.paths
+        chunk_id = row.get("chunk_id")
+        if isinstance(chunk_id, str) and row.get("compacted"):
+            text.append_text(dropped_text(paths, chunk_id))
         after_sha = row.get("summary_after_sha")
         if after_sha is None:
             text.append("\nsummary.md after this pass was not kept", style="dim")
             return text
         text.append("\n")
-        paths = self.manager.paths
         text.append_text(
             summary_diff(summary_text(paths, before_sha), summary_text(paths, after_sha))
         )
@@ -359,6 +363,42 @@ class TimelineView(SessionView):
             i += step
 
 
+DROPPED_SHOWN = 12
+"""Dropped facts listed under a pass (`session-inspector dropped CHUNK` lists them all)."""
+
+
+def dropped_text(paths: MemoryPaths, chunk_id: str) -> Text:
+    """What the pass that made `chunk_id` dropped, most important first (core.dropped)."""
+    from core.timeline import dropped_for_chunk
+
+    text = Text("\n")
+    try:
+        report = dropped_for_chunk(paths, chunk_id)
+    except Exception as exc:  # shown, never a crash
+        text.append(f"dropped facts: {one_line(str(exc), 160)}\n", style="dim")
+        return text
+    if not report.dropped:
+        text.append(
+            f"dropped: nothing — all {report.facts_total} facts are carried after it\n",
+            style="green",
+        )
+        return text
+    text.append(
+        f"dropped: {len(report.dropped)} of {report.facts_total} facts nothing after it "
+        f"carries (session-inspector dropped {chunk_id})\n",
+        style="bold yellow",
+    )
+    for fact in report.dropped[:DROPPED_SHOWN]:
+        text.append(f"  {fact.kind:<10} ", style="dim")
+        text.append_text(safe_text(one_line(fact.text, 140)))
+        if fact.from_user:
+            text.append("  (user)", style="dim")
+        text.append("\n")
+    if len(report.dropped) > DROPPED_SHOWN:
+        text.append(f"  … {len(report.dropped) - DROPPED_SHOWN} more\n", style="dim")
+    return text
+
+
 def rebuilt_text(rebuilt: RebuiltPrompt) -> Text:
     """A rebuilt prompt for the screen: whether it is exact, then each message, escaped."""
     text = Text()
@@ -385,4 +425,4 @@ def rebuilt_text(rebuilt: RebuiltPrompt) -> Text:
     return text
 
 
-__all__ = ["TimelineView", "bucket", "rebuilt_text", "summary_diff"]
+__all__ = ["TimelineView", "bucket", "dropped_text", "rebuilt_text", "summary_diff"]
