@@ -16,9 +16,12 @@ after the call (the line names the index's chunk count and last chunk then), the
 from __future__ import annotations
 
 import itertools
+import json
 import math
+import os
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.atomic import read_bytes_no_symlink
@@ -679,10 +682,12 @@ def summary_text(paths: MemoryPaths, sha: str | None) -> str | None:
 
 
 __all__ = [
+    "Moment",
     "RebuiltPrompt",
     "Timeline",
     "build_timeline",
     "dropped_for_chunk",
+    "materialize_moment",
     "measured_for",
     "rebuild",
     "rebuild_call",
@@ -756,3 +761,93 @@ def dropped_for_chunk(paths: MemoryPaths, chunk_id: str) -> DroppedReport:
     report = dropped_for(chunk_id, events, [summary, *(event_texts(e) for e in hot)])
     report.sources = sources
     return report
+
+
+# --------------------------------------------------------------------------- a past moment
+
+
+@dataclass
+class Moment:
+    """A past model call of a session, laid out as a session folder of its own (read-only
+    viewing: the TUI's time travel)."""
+
+    root: Path
+    """A memory root holding `session/` as it was at the call."""
+    number: int
+    call_id: str | None
+    at: str | None
+    exact: bool
+    problems: list[str]
+
+    @property
+    def session(self) -> Path:
+        return self.root / "session"
+
+
+def materialize_moment(paths: MemoryPaths, spec: str, dest: Path) -> Moment:
+    """Lay out, under the new folder `dest`, the session as it was at the call `spec` names:
+    events.jsonl is that call's hot window (rebuilt), summary.md the version it was given, and
+    chunks/ the chunks the index held then (their files linked, index.yaml cut to them), so
+    every view of the session can be shown as it was. Nothing of `paths` is changed."""
+    from core.atomic import atomic_write_bytes
+    from core.catalog import read_catalog
+    from core.chunks import render_index
+    from core.jsonl import stored_events_bytes
+    from core.state import SessionState
+
+    found = find_call(paths, spec)
+    call = found.call
+    rebuilt = rebuild(paths, found.number, call, found.measured)
+    problems = list(rebuilt.problems)
+    session = dest / "session"
+    chunks_dir = session / "chunks"
+    chunks_dir.mkdir(parents=True)
+    source = _EventSource(paths)
+    events = _hot_events(source, call, []) or []
+    atomic_write_bytes(session / "events.jsonl", stored_events_bytes(events, "moment event"))
+    summary_part = _dict(call.get("summary"))
+    sha = _str(summary_part.get("sha"))
+    if sha is not None:
+        text = read_text(paths, sha)
+        if text is not None:
+            atomic_write_bytes(session / "summary.md", text.encode("utf-8", "surrogatepass"))
+    count = _int(summary_part.get("chunks")) or 0
+    if count:
+        catalog = read_catalog(paths, write=False)
+        ids = catalog.chunk_ids()
+        count = min(count, len(ids))
+        for chunk_id in ids[:count]:
+            src = paths.chunk_file(chunk_id)
+            target = chunks_dir / src.name
+            try:
+                os.link(src, target)
+            except OSError:
+                try:
+                    atomic_write_bytes(target, read_bytes_no_symlink(src), sync_folder=False)
+                except OSError:
+                    problems.append(f"chunk {chunk_id} could not be read")
+        if catalog.appendable and count:
+            end = catalog.entries[count - 1].end
+            fd = os.open(paths.index, os.O_RDONLY)
+            try:
+                index = os.pread(fd, end, 0)
+            finally:
+                os.close(fd)
+        else:
+            index = render_index([catalog.chunk_entry(i) for i in range(count)]).encode("utf-8")
+        atomic_write_bytes(chunks_dir / "index.yaml", index)
+    state = SessionState.fresh()
+    state.session_id = f"call-{found.number}"
+    state.created_at = _str(call.get("at")) or state.created_at
+    state.model = _str(call.get("model"))
+    if found.measured is not None:
+        state.last_prompt_tokens = found.measured
+        state.prompt_tokens_source = "recorded"
+        state.prompt_tokens_after_event_id = events[-1].get("id") if events else None
+        state.prompt_tokens_anchored = True
+        state.counters["prompt_tokens_recorded"] = 1
+    data = json.dumps(state.to_json(), ensure_ascii=False, indent=2) + "\n"
+    atomic_write_bytes(session / "state.json", data.encode("utf-8"))
+    return Moment(
+        dest, found.number, _str(call.get("id")), _str(call.get("at")), rebuilt.exact, problems
+    )

@@ -332,3 +332,24 @@ def test_a_plain_import_writes_a_line_per_call_of_the_log(tmp_path: Path) -> Non
     last = max(i for i, c in enumerate(transcript.calls) if c.prompt_tokens is not None)
     measured = [obj for obj in read.lines if obj["kind"] == "measured"]
     assert [m["call"] for m in measured] == [read.calls[last]["id"]]
+
+
+def test_a_past_moment_is_laid_out_as_a_session_that_gives_the_same_prompt(
+    tmp_path: Path,
+) -> None:
+    """Time travel: the session as it was at call N, as a folder of its own; a manager on it
+    (read-only) builds the very prompt call N got, and shows the chunks the index held then."""
+    from core.timeline import materialize_moment
+
+    mm = MemoryManager(tmp_path / "m", small_config())
+    got = play(mm, 6, record_from=3)
+    calls = read_ledger(mm.paths).calls
+    before = {p.name: p.stat().st_mtime_ns for p in mm.paths.session.rglob("*")}
+    for number, call in enumerate(calls, start=1):
+        moment = materialize_moment(mm.paths, str(number), tmp_path / f"moment{number}")
+        assert moment.exact and moment.number == number
+        past = MemoryManager(moment.root, small_config(), read_only=True)
+        messages = past.build_prompt("You are a camera agent.", f"task {(number - 1) // 6}")
+        assert dumped(messages) == got[number - 1], number
+        assert past.status().chunk_count == call["summary"]["chunks"]
+    assert {p.name: p.stat().st_mtime_ns for p in mm.paths.session.rglob("*")} == before
