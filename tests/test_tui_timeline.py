@@ -206,3 +206,42 @@ async def test_T_opens_the_timeline_of_the_session_on_display(tmp_path: Path) ->
         await pilot.press("escape")
         await settle(app, pilot)
         assert not isinstance(app.screen, TimelineScreen)
+
+
+async def test_g_takes_every_tab_back_to_that_moment_and_b_comes_back(tmp_path: Path) -> None:
+    from inspector.screens.timeline_screen import TimelineScreen
+    from tests.helpers.tui import make
+
+    root = tmp_path / "m"
+    mm = session(root)
+    app = make(root)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("T")
+        await settle(app, pilot)
+        view = app.screen.query_one(TimelineView)
+        assert view.timeline is not None
+        await pilot.press("home", "right", "right")  # call 3
+        await settle(app, pilot)
+        number = view.moment_call()
+        assert number is not None
+        row = next(r for r in view.timeline.rows if r.get("call") == number)
+        await pilot.press("g")
+        deadline = time.monotonic() + 15
+        while isinstance(app.screen, TimelineScreen) or app.archive_id is None:
+            assert time.monotonic() < deadline, "the moment never opened"
+            await pilot.pause(0.05)
+        await settle(app, pilot)
+        assert f"call {number} at" in (app.archive_id or "")
+        past = app.manager
+        moment_root = past.paths.root
+        assert moment_root != root and past.read_only
+        assert len(past.hot_events()) == row["hot_events"]
+        assert past.status().chunk_count == row["chunks"]
+        banner = static_text(app.query_one("#archive-banner", Static))
+        assert banner.strip().startswith("PAST —") and "read-only" in banner
+        await pilot.press("b")
+        await settle(app, pilot)
+        assert app.archive_id is None and app.manager is app.active_manager
+        assert not moment_root.exists()
+        assert mm.paths.session.exists()

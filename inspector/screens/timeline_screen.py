@@ -6,9 +6,11 @@ nothing, which its title line says.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import ClassVar
 
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
@@ -23,6 +25,7 @@ class TimelineScreen(Screen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q", "close", "Back", id="timeline.close"),
+        Binding("g", "go", "Go to this moment", id="timeline.go"),
     ]
 
     def __init__(self, context: ViewContext, title: str) -> None:
@@ -33,7 +36,8 @@ class TimelineScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static(
             Text(
-                f" Timeline — {self.title_text} · read-only · ←/→ row, n/N pass, esc back ",
+                f" Timeline — {self.title_text} · read-only · ←/→ row, n/N pass, "
+                "g go to this moment, esc back ",
                 style="bold reverse",
             ),
             id="timeline-title",
@@ -48,6 +52,38 @@ class TimelineScreen(Screen[None]):
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+    def action_go(self) -> None:
+        """Take every tab back to the call under the cursor (for a pass: the first call after
+        it), read-only; the app's `b` comes back to now."""
+        view = self.query_one(TimelineView)
+        number = view.moment_call()
+        if number is None:
+            self.notify("no model call to go to", severity="warning")
+            return
+        self._materialize(number)
+
+    @work(thread=True, exclusive=True, group="timeline-moment")
+    def _materialize(self, number: int) -> None:
+        import tempfile
+
+        from core.timeline import materialize_moment
+
+        dest = Path(tempfile.mkdtemp(prefix="session-inspector-moment-")) / "memory"
+        try:
+            moment = materialize_moment(self.context.manager.paths, str(number), dest)
+        except Exception as exc:  # shown, never a crash
+            self.app.call_from_thread(
+                self.notify, f"cannot go to call {number}: {exc}", severity="error"
+            )
+            return
+        self.app.call_from_thread(self._opened, moment.root, number, moment.at or "")
+
+    def _opened(self, root: Path, number: int, at: str) -> None:
+        open_moment = getattr(self.app, "open_moment", None)
+        self.dismiss(None)
+        if open_moment is not None:
+            open_moment(root, f"call {number} at {at[11:19]} (past)")
 
 
 __all__ = ["TimelineScreen"]

@@ -344,6 +344,23 @@ class TimelineView(SessionView):
         self._draw()
         self._show_row()
 
+    def moment_call(self) -> int | None:
+        """The call the cursor stands for: the call itself, or for a pass the first call after
+        it (the prompt the pass made), else the last call before it."""
+        timeline = self.timeline
+        if timeline is None or not 0 <= self.cursor < len(timeline.rows):
+            return None
+        rows = timeline.rows
+        if rows[self.cursor]["kind"] == "call":
+            return int(rows[self.cursor]["call"])
+        for row in rows[self.cursor :]:
+            if row["kind"] == "call":
+                return int(row["call"])
+        for row in reversed(rows[: self.cursor]):
+            if row["kind"] == "call":
+                return int(row["call"])
+        return None
+
     def action_move(self, step: int) -> None:
         self._go(self.cursor + step)
 
