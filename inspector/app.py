@@ -1257,7 +1257,11 @@ class InspectorApp(App[int]):
         if self._moment_root is not None:
             import shutil
 
-            shutil.rmtree(self._moment_root, ignore_errors=True)
+            parent = self._moment_root.parent  # the temporary folder made for it
+            if parent.name.startswith("session-inspector-moment-"):
+                shutil.rmtree(parent, ignore_errors=True)
+            else:
+                shutil.rmtree(self._moment_root, ignore_errors=True)
             self._moment_root = None
         self.query_one("#archive-banner", Static).update(
             Text(" ARCHIVED — not part of any prompt ", style="bold reverse")

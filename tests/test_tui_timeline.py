@@ -23,11 +23,18 @@ SIZES = [(60, 20), (80, 24), (120, 40)]
 
 
 def fixed_fill(mm: MemoryManager, n: int) -> None:
-    """One turn as tests.helpers.memory.fill makes it, with fixed event ids."""
-    mm.begin_run(f"turn {n}: open the camera app and record the error code E{n}", id=f"t{n}-u")
+    """One turn as tests.helpers.memory.fill makes it, with fixed event ids and times."""
+
+    def ts(k: int) -> str:
+        return f"2026-12-01T11:{n:02d}:{k:02d}.000Z"
+
+    mm.begin_run(
+        f"turn {n}: open the camera app and record the error code E{n}", id=f"t{n}-u", ts=ts(0)
+    )
     mm.append(
         {
             "id": f"t{n}-c",
+            "ts": ts(1),
             "type": "tool_call",
             "name": "shell",
             "tool_call_id": f"k{n}",
@@ -37,13 +44,16 @@ def fixed_fill(mm: MemoryManager, n: int) -> None:
     mm.append(
         {
             "id": f"t{n}-r",
+            "ts": ts(2),
             "type": "tool_result",
             "name": "shell",
             "tool_call_id": f"k{n}",
             "content": f"E{n}",
         }
     )
-    mm.append({"id": f"t{n}-a", "type": "assistant_output", "content": f"recorded E{n}"})
+    mm.append(
+        {"id": f"t{n}-a", "ts": ts(3), "type": "assistant_output", "content": f"recorded E{n}"}
+    )
 
 
 def session(root: Path, turns: int = 6) -> MemoryManager:
@@ -145,8 +155,17 @@ async def test_no_ledger_yet_says_so(tmp_path: Path) -> None:
 
 
 def fixed_session(root: Path) -> MemoryManager:
-    """A session whose ledger times and call ids are fixed (snapshots show them)."""
-    mm = session(root)
+    """A session whose ledger times, call ids and synthetic event ids are fixed (snapshots
+    show them)."""
+    from itertools import count
+    from unittest import mock
+
+    numbers = count(1)
+    with (
+        mock.patch("core.commit_plan.new_event_id", lambda: f"syn{next(numbers)}"),
+        mock.patch("core.commit_plan.now_ts", lambda: "2026-12-01T11:59:00.000Z"),
+    ):
+        mm = session(root)
     path = ledger_path(mm.paths)
     lines = []
     for k, raw in enumerate(path.read_text(encoding="utf-8").splitlines()):
@@ -245,3 +264,31 @@ async def test_g_takes_every_tab_back_to_that_moment_and_b_comes_back(tmp_path: 
         assert app.archive_id is None and app.manager is app.active_manager
         assert not moment_root.exists()
         assert mm.paths.session.exists()
+
+
+@pytest.mark.extended
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_time_travel_snapshot(snap_compare, tmp_path: Path, size: tuple[int, int]):  # type: ignore[no-untyped-def]
+    from inspector.screens.timeline_screen import TimelineScreen
+    from inspector.widgets.hot_window import HotWindow
+    from tests.helpers.tui import make
+
+    root = tmp_path / "m"
+    fixed_session(root)
+
+    async def run_before(pilot: Pilot[int]) -> None:
+        app = pilot.app
+        await settle(app, pilot)
+        await pilot.press("T")
+        await settle(app, pilot)
+        await pilot.press("end", "g")
+        deadline = time.monotonic() + 30
+        while isinstance(app.screen, TimelineScreen) or app.full_load_ms is None:
+            assert time.monotonic() < deadline, "the moment never opened"
+            await pilot.pause(0.05)
+        await settle(app, pilot)
+        app.query_one(HotWindow).styles.scrollbar_size_vertical = 0
+        await pilot.pause(0.2)
+        await settle(app, pilot)
+
+    assert snap_compare(make(root), terminal_size=size, run_before=run_before)
