@@ -93,7 +93,8 @@ def render_rebuilt(console: Console, rebuilt: RebuiltPrompt) -> None:
     console.print(
         f"estimate {_n(rebuilt.estimate)} (system {_n(parts['system']['tokens'])}, "
         f"summary {_n(parts['summary']['tokens'])}, hot window {_n(parts['hot']['tokens'])} "
-        f"in {_n(parts['hot']['events'])} events, task {_n(parts['task']['tokens'])}) · "
+        f"in {_n(parts['hot']['events'])} event{'' if parts['hot']['events'] == 1 else 's'}, "
+        f"task {_n(parts['task']['tokens'])}) · "
         f"provider {_n(rebuilt.measured)}"
     )
     if rebuilt.exact:

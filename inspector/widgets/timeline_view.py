@@ -220,8 +220,17 @@ class TimelineView(SessionView):
             if measured:
                 mx, my = bucket([x for x, _ in measured], [int(y) for _, y in measured], width)
                 plt.scatter(mx, my, label="provider", marker="dot", color="green")
+        # The y range is the data's and the threshold's: a 128k window over prompts of a few
+        # thousand tokens would flatten them to the floor; the window is drawn when in range.
+        top = max([timeline.threshold, *(int(r["estimate"]) for r in calls)], default=1)
+        top = max(top, *(int(r["measured"]) for r in calls if r["measured"] is not None), 1)
+        plt.ylim(0, top * 1.1)
         plt.hline(timeline.threshold, "yellow")
-        plt.hline(timeline.window, "red")
+        window_note = "red: window"
+        if timeline.window <= top * 1.1:
+            plt.hline(timeline.window, "red")
+        else:
+            window_note = f"window {timeline.window:,} above"
         passes = [r for r in timeline.rows if r["kind"] == "pass"]
         for r in passes[-200:]:
             plt.vline(int(r.get("after_call") or 0) + 0.5, "magenta+")
@@ -229,7 +238,7 @@ class TimelineView(SessionView):
             here = timeline.rows[self.cursor]
             x = here["call"] if here["kind"] == "call" else int(here.get("after_call") or 0) + 0.5
             plt.vline(x, "white")
-        plt.xlabel("call (│ magenta: a pass; yellow: threshold; red: window)")
+        plt.xlabel(f"call (│ magenta: a pass; yellow: threshold; {window_note})")
         plot.refresh()
 
     # -- the row under the cursor ----------------------------------------------------------
@@ -242,7 +251,8 @@ class TimelineView(SessionView):
             text.append(
                 f" · {one_line(str(row.get('at') or ''), 24)} · estimate {_n(row['estimate'])}"
                 f" (system {_n(row['system_tokens'])}, summary {_n(row['summary_tokens'])}, "
-                f"hot {_n(row['hot_tokens'])} in {_n(row['hot_events'])} events, task "
+                f"hot {_n(row['hot_tokens'])} in {_n(row['hot_events'])} "
+                f"event{'' if row['hot_events'] == 1 else 's'}, task "
                 f"{_n(row['task_tokens'])}) · provider {_n(row['measured'])}"
             )
             return text
