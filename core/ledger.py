@@ -29,6 +29,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -478,6 +479,67 @@ def read_ledger(paths: MemoryPaths) -> LedgerRead:
     return out
 
 
+_CALL_HEAD_RE = re.compile(rb'\{"kind":"call","v":1,"id":"([0-9A-Za-z_-]*)","at":"([0-9TZ:.+-]*)"')
+_CALL_TAIL_RE = re.compile(rb',"tokens":(\d+),"messages":\d+\}\s*$')
+
+
+def read_ledger_light(paths: MemoryPaths) -> LedgerRead:
+    """`read_ledger` for a timeline that shows calls as points: a call line in the writer's
+    layout becomes `{"kind": "call", "id", "at", "tokens", "light": True, "_n"}` read off its
+    head and tail (no JSON parse; a 10,000-call ledger is mostly call lines); every other line,
+    and a call line in another layout, is parsed whole. A full line is `find_call`'s."""
+    data = _read_bytes(paths)
+    if data is None:
+        return LedgerRead([])
+    out = LedgerRead([], exists=True)
+    raws = data.split(b"\n")
+    if raws and raws[-1] != b"":
+        out.torn_tail = True
+    head_match = _CALL_HEAD_RE.match
+    tail_search = _CALL_TAIL_RE.search
+    rest: list[bytes] = []
+    kinds: list[object] = []
+    for raw in raws:
+        if not raw.strip():
+            continue
+        if _call_slot(raw):
+            out.call_count += 1
+            head = head_match(raw)
+            tail = tail_search(raw, len(raw) - 64) if head is not None else None
+            if head is not None and tail is not None:
+                kinds.append(
+                    {
+                        "kind": "call",
+                        "id": head.group(1).decode("ascii"),
+                        "at": head.group(2).decode("ascii"),
+                        "tokens": int(tail.group(1)),
+                        "light": True,
+                        "_n": out.call_count,
+                    }
+                )
+                continue
+            kinds.append(out.call_count)
+        else:
+            kinds.append(None)
+        rest.append(raw)
+    parsed = iter(_parse_all(rest))
+    for item in kinds:
+        if isinstance(item, dict):
+            out.lines.append(item)
+            continue
+        obj = next(parsed)
+        if not isinstance(obj, dict) or obj.get("kind") not in KINDS:
+            out.bad_lines += 1
+            continue
+        if obj["kind"] == "call":
+            if not isinstance(item, int):
+                out.bad_lines += 1
+                continue
+            obj["_n"] = item
+        out.lines.append(obj)
+    return out
+
+
 @dataclass
 class FoundCall:
     number: int
@@ -605,6 +667,7 @@ __all__ = [
     "last_call_id",
     "ledger_path",
     "read_ledger",
+    "read_ledger_light",
     "read_text",
     "record_measured",
     "text_sha",

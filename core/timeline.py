@@ -37,6 +37,7 @@ from core.ledger import (
     find_call,
     hot_digest,
     read_ledger,
+    read_ledger_light,
     read_text,
     text_sha,
 )
@@ -457,6 +458,10 @@ def _hot_count(hot: dict[str, Any]) -> int:
 def _call_row(number: int, obj: dict[str, Any]) -> dict[str, Any]:
     """A call's row: the call line itself with its parts' figures added flat (no new dict:
     10,000 of them open a Timeline); a line not in the writer's layout is read key by key."""
+    if obj.get("light"):
+        obj.pop("_n", None)
+        obj.update(call=number, estimate=obj["tokens"], measured=None)
+        return obj
     try:
         summary, hot = obj["summary"], obj["hot"]
         tokens = obj["tokens"]
@@ -563,15 +568,20 @@ def _index_rows(paths: MemoryPaths) -> dict[str, dict[str, Any]]:
 
 
 def build_timeline(
-    paths: MemoryPaths, config: CompactionConfig, model: str | None = None
+    paths: MemoryPaths,
+    config: CompactionConfig,
+    model: str | None = None,
+    *,
+    light: bool = False,
 ) -> Timeline:
     """One row per model call and per pass, in the order they happened. A pass row holds the
     prompt before it, the predicted and the measured (next provider figure) prompt after it,
     and `not_smaller` when the after is not below the before (a recorded figure before is
     compared with the measured one after, when there is one; an estimate with the prediction).
     Chunks the ledger has no pass line for (made before it existed, or by recovery) get a row
-    from their index entry."""
-    read = read_ledger(paths)
+    from their index entry. `light` (the TUI's Timeline): a call row holds its number, id,
+    time, estimate and provider figure only (`light: true`); its parts come with its rebuild."""
+    read = read_ledger_light(paths) if light else read_ledger(paths)
     rows: list[dict[str, Any]] = []
     by_id: dict[str, dict[str, Any]] = {}
     waiting: list[dict[str, Any]] = []
@@ -586,8 +596,8 @@ def build_timeline(
             rows.append(row)
             if row["id"] is not None:
                 by_id[row["id"]] = row
-            if row["model"]:
-                last_model = row["model"]
+            if row.get("model"):
+                last_model = row.get("model")
         elif kind == "measured":
             figure = _int(obj.get("prompt_tokens"))
             ref = obj.get("call")

@@ -353,3 +353,30 @@ def test_a_past_moment_is_laid_out_as_a_session_that_gives_the_same_prompt(
         assert dumped(messages) == got[number - 1], number
         assert past.status().chunk_count == call["summary"]["chunks"]
     assert {p.name: p.stat().st_mtime_ns for p in mm.paths.session.rglob("*")} == before
+
+
+def test_the_light_timeline_agrees_with_the_full_one(tmp_path: Path) -> None:
+    """The TUI reads call lines off their head and tail; a line in another layout (keys in
+    another order, by hand) is parsed whole, and the call numbers stay the same."""
+    mm = MemoryManager(tmp_path / "m", small_config())
+    play(mm, 5, record_from=2)
+    path = ledger_path(mm.paths)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    third = json.loads(lines[2])
+    assert third["kind"] == "call"
+    lines[2] = json.dumps(
+        {"kind": "call", **dict(reversed(list(third.items())))}, separators=(",", ":")
+    )
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    full = build_timeline(mm.paths, mm.config)
+    light = build_timeline(mm.paths, mm.config, light=True)
+    assert (full.calls, full.passes) == (light.calls, light.passes) == (10, 3)
+    for a, b in zip(full.rows, light.rows, strict=True):
+        assert (a["kind"], a.get("call"), a.get("estimate"), a.get("measured")) == (
+            b["kind"],
+            b.get("call"),
+            b.get("estimate"),
+            b.get("measured"),
+        )
+        assert a.get("not_smaller") == b.get("not_smaller")
+    assert sum(1 for r in light.rows if r.get("light")) == light.calls - 1

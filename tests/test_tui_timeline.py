@@ -244,7 +244,10 @@ async def test_g_takes_every_tab_back_to_that_moment_and_b_comes_back(tmp_path: 
         await settle(app, pilot)
         number = view.moment_call()
         assert number is not None
-        row = next(r for r in view.timeline.rows if r.get("call") == number)
+        from core.timeline import build_timeline
+
+        full = build_timeline(mm.paths, mm.config)
+        row = next(r for r in full.rows if r.get("call") == number)
         await pilot.press("g")
         deadline = time.monotonic() + 15
         while isinstance(app.screen, TimelineScreen) or app.archive_id is None:

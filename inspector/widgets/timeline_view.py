@@ -166,7 +166,9 @@ class TimelineView(SessionView):
             model = manager.model
             if model is None and manager.paths.state.exists():
                 model = manager.store.read_state().model
-            timeline: Timeline | None = build_timeline(manager.paths, manager.config, model)
+            timeline: Timeline | None = build_timeline(
+                manager.paths, manager.config, model, light=True
+            )
             error = None
         except Exception as exc:  # shown in the view, never a crash of the app
             timeline, error = None, f"{type(exc).__name__}: {exc}"
@@ -246,6 +248,13 @@ class TimelineView(SessionView):
     def _row_text(self, row: dict[str, Any]) -> Text:
         timeline = self.timeline
         total = timeline.calls if timeline is not None else 0
+        if row["kind"] == "call" and row.get("light"):
+            text = Text(f"call {row['call']:,} of {total:,}", style="bold")
+            text.append(
+                f" · {one_line(str(row.get('at') or ''), 24)} · estimate {_n(row['estimate'])}"
+                f" · provider {_n(row['measured'])}"
+            )
+            return text
         if row["kind"] == "call":
             text = Text(f"call {row['call']:,} of {total:,}", style="bold")
             text.append(
@@ -429,6 +438,13 @@ def dropped_text(paths: MemoryPaths, chunk_id: str) -> Text:
 def rebuilt_text(rebuilt: RebuiltPrompt) -> Text:
     """A rebuilt prompt for the screen: whether it is exact, then each message, escaped."""
     text = Text()
+    parts = rebuilt.parts
+    text.append(
+        f"system {_n(parts['system']['tokens'])} · summary.md {_n(parts['summary']['tokens'])}"
+        f" ({_n(parts['summary']['chunks'])} chunks) · hot window {_n(parts['hot']['tokens'])}"
+        f" in {_n(parts['hot']['events'])} · task {_n(parts['task']['tokens'])} tokens\n",
+        style="dim",
+    )
     if rebuilt.exact:
         text.append("rebuilt exactly: every part matches its digest\n\n", style="green")
     else:
