@@ -376,24 +376,38 @@ def _parse_line(raw: bytes) -> tuple[CatalogEntry, tuple[int, int, int, str]] | 
         return None
 
 
-def _load_raw(path: Path) -> tuple[list[bytes], list[str] | None]:
+def _load_raw(path: Path) -> tuple[list[bytes], list[str] | None, bool]:
     """The catalog's lines up to the first that is not a whole line of the expected shape
-    (a torn last line, garbage), each parsed only when needed, and their ids when every line
-    has the shape (counted in C: this runs for every command)."""
+    (a torn last line, garbage) or does not begin where the line before it ended in
+    index.yaml (a lost line: the entries after it would be trusted without the one it held),
+    each parsed only when needed; their ids (read without parsing: this runs for every
+    command); and whether every whole line was kept.
+
+    A line's span is read after its last `, "s": `: only fields of a fixed form (numbers,
+    hex digests) follow the entry's own, and no JSON string can hold an unescaped quote, so
+    a field of `x` or `cut` named `s` comes before it. Spans are compared as text (json
+    writes no leading zeros)."""
     try:
         data = read_bytes_no_symlink(path)
     except OSError:
-        return [], None
+        return [], None, True
     lines = data.split(b"\n")
     lines.pop()  # what follows the last newline: "" or a torn line
     ids: list[str] = []
     skip = len(_ID_PREFIX)
+    expect = str(len(INDEX_HEAD)).encode()
     for k, raw in enumerate(lines):
         end = raw.find(b'"', skip)
         if not (raw.startswith(_ID_PREFIX) and raw.endswith(b"}")) or end < 0:
-            return lines[:k], ids
+            return lines[:k], ids, False
+        at = raw.rfind(b', "s": ') + 7
+        mid = raw.find(b', "e": ', at)
+        stop = raw.find(b",", mid + 7)
+        if at < 7 or mid < 0 or stop < 0 or raw[at:mid] != expect:
+            return lines[:k], ids, False
+        expect = raw[mid + 7 : stop]
         ids.append(raw[skip:end].decode("ascii", "replace"))
-    return lines, ids
+    return lines, ids, True
 
 
 def _last_line(path: Path) -> tuple[CatalogEntry, tuple[int, int, int, str]] | None:
@@ -487,6 +501,14 @@ def _closed(data: bytes) -> bool:
     return data.endswith(b"\n...\n") or data.endswith(b"\n...")
 
 
+def _read_index_bytes(path: Path) -> bytes:
+    """index.yaml whole; StoreError naming it (never a bare OSError: a FIFO, a link)."""
+    try:
+        return read_bytes_no_symlink(path)
+    except OSError as exc:
+        raise StoreError(f"cannot read {path}: {exc.strerror or exc}") from exc
+
+
 def _stat(path: Path) -> os.stat_result | None:
     try:
         return os.stat(path, follow_symlinks=False)
@@ -554,7 +576,7 @@ def _read_catalog(paths: MemoryPaths, *, write: bool) -> Catalog:
     st = _stat(path)
     if st is None:
         return Catalog(paths, CatalogEntries(), exists=False)
-    lines, ids = _load_raw(catalog_path(paths))
+    lines, ids, whole = _load_raw(catalog_path(paths))
     # The newest line that matches the file as it is now (or as it was before an append).
     for k in range(len(lines) - 1, -1, -1):
         parsed = _parse_line(lines[k])
@@ -570,14 +592,15 @@ def _read_catalog(paths: MemoryPaths, *, write: bool) -> Catalog:
         if _tail_digest(tail_bytes) != tail:
             continue
         kept = CatalogEntries([*lines[:k], entry], ids)
+        newest = k == len(lines) - 1 and whole  # else lines after it are dropped or damaged
         if exact:
-            if k != len(lines) - 1 and write:
+            if not newest and write:
                 _rewrite(paths, kept, st)
             appendable = not _closed(tail_bytes)
             return Catalog(paths, kept, exists=True, appendable=appendable, size=st.st_size)
         if entry.end == st.st_size and k == len(lines) - 1:
             break  # the same size, another mtime: rewritten in place, not appended to
-        data = read_bytes_no_symlink(path)
+        data = _read_index_bytes(path)
         known = {kept.chunk_id(i) for i in range(len(kept))}
         tail_entries = _parse_tail(path, data, entry.end, known)
         if tail_entries is None:
@@ -586,7 +609,7 @@ def _read_catalog(paths: MemoryPaths, *, write: bool) -> Catalog:
         catalog.size = len(data)
         _extend(catalog, tail_entries)
         if write:
-            if k == len(lines) - 1:
+            if newest:
                 _append_lines(paths, catalog.entries[len(kept) :], data, st)
             else:
                 _rewrite(paths, catalog.entries, st, data)
@@ -613,7 +636,7 @@ def rebuild_catalog(paths: MemoryPaths, *, write: bool = True) -> Catalog:
     st = _stat(path)
     if st is None:
         return Catalog(paths, CatalogEntries(), exists=False)
-    data = read_bytes_no_symlink(path)
+    data = _read_index_bytes(path)
     full: IndexRead = read_index(paths)
     tail = _parse_tail(path, data, len(INDEX_HEAD), set()) if data.startswith(INDEX_HEAD) else None
     if tail is None or full.warnings or len(tail) != len(full.entries):

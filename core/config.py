@@ -79,7 +79,14 @@ DURABILITY = ("run", "always", "relaxed")
 _SUMMARIZER_STR_KEYS = ("base_url", "model", "api_key_env")
 _SUMMARIZER_KEYS = ("backend", *_SUMMARIZER_STR_KEYS, *_SUMMARIZER_SPECS)
 _BOUNDARY_SPECS: dict[str, _Spec] = {"idle_gap_minutes": ("number", 0, True, 1e9)}
-_TOP_KEYS = (*_TOP_SPECS, "durability", "models", "summarizer", "session_boundary")
+_TOP_KEYS = (
+    *_TOP_SPECS,
+    "durability",
+    "models",
+    "summarizer",
+    "session_boundary",
+    "redact_secrets",
+)
 
 
 def _expected(spec: _Spec, value: object = None) -> str:
@@ -196,9 +203,18 @@ class CompactionConfig:
     `fsync_interval_ms`; `always`: before each append returns; `relaxed`: when the OS writes
     them (a power cut may lose the last ones). See docs/RELIABILITY.md."""
     fsync_interval_ms: int = 1000
+    redact_secrets: bool = True
+    """Mask API keys, tokens, passwords and private keys (core.redact) in everything derived
+    from events: chunk summaries, summary.md, what a summarizer is sent, the TUI's view. The
+    events themselves are never changed."""
 
     def __post_init__(self) -> None:
         """Same checks as the file gets, so a what-if `replace()` cannot build a broken config."""
+        if not isinstance(self.redact_secrets, bool):
+            raise ConfigError(
+                f"CompactionConfig: redact_secrets must be true or false, "
+                f"got {_found(self.redact_secrets)}"
+            )
         if self.durability not in DURABILITY:
             raise ConfigError(
                 f"CompactionConfig: durability must be one of {', '.join(DURABILITY)}, "
@@ -329,6 +345,12 @@ class _Parser:
                     section["durability"],
                 )
             kwargs["durability"] = section["durability"]
+        if "redact_secrets" in section:
+            if not isinstance(section["redact_secrets"], bool):
+                raise self.error(
+                    f"{SECTION}.redact_secrets", "true or false", section["redact_secrets"]
+                )
+            kwargs["redact_secrets"] = section["redact_secrets"]
         kwargs["models"] = self.models(section.get("models"))
         kwargs["summarizer"] = self.summarizer(section.get("summarizer"))
         boundary_key = f"{SECTION}.session_boundary"

@@ -24,13 +24,16 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from core.errors import BadInputError, EventError
 from core.events import validate_event
 from core.jsonl import serialize_event
+from core.state import MAX_PROMPT_TOKENS
 
-FORMATS: tuple[str, ...] = ("pi", "openai", "mini-swe-agent")
+FORMATS: tuple[str, ...] = ("pi", "openai", "mini-swe-agent", "claude-code", "codex")
+LINE_FORMATS: tuple[str, ...] = ("claude-code", "codex")
+"""Formats read line by line (core/import_stream.py), so `follow` can tail them live."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,8 @@ class Transcript:
     calls: list[ModelCall]
     trailing: list[dict[str, Any]]
     """Events after the last model call (may be empty)."""
+    warnings: list[str] = field(default_factory=list)
+    """`FILE:LINE: ...` notes on lines skipped as unknown (claude-code, codex)."""
 
     def events(self) -> list[dict[str, Any]]:
         """Every event in the transcript's order: each call's inputs and outputs, then trailing."""
@@ -76,16 +81,39 @@ class Transcript:
         return None
 
 
+MAX_TRANSCRIPT_BYTES = 256 * 1024 * 1024
+"""The largest transcript `import` reads (256 MiB): a file is parsed whole before anything is
+written, and `/dev/zero` or a runaway log must end in a clear error, not in all memory."""
+
+
 def load_transcript(path: Path, fmt: str) -> Transcript:
     """Read and parse one transcript file; BadInputError on an unknown format or bad input."""
     check_format(fmt)
     source = str(path)
     try:
-        data = path.read_bytes()
+        with path.open("rb") as stream:
+            data = read_capped(stream, source)
     except OSError as exc:
         raise BadInputError(
             f"{source}: cannot read the transcript: {exc.strerror or exc}"
         ) from None
+    return decode_transcript(data, fmt, source)
+
+
+def read_capped(stream: BinaryIO, source: str, limit: int = MAX_TRANSCRIPT_BYTES) -> bytes:
+    """At most `limit` bytes of a stream (a file, a pipe, stdin); BadInputError beyond it."""
+    data = stream.read(limit + 1)
+    if len(data) > limit:
+        raise BadInputError(
+            f"{source}: the transcript is larger than {limit // (1024 * 1024)} MiB, the most "
+            "`import` reads (split the log, or import the part you need)"
+        )
+    return data
+
+
+def decode_transcript(data: bytes, fmt: str, source: str) -> Transcript:
+    """Parse a transcript's bytes (UTF-8); BadInputError naming the line when they are not."""
+    check_format(fmt)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -99,6 +127,10 @@ def parse_transcript(text: str, fmt: str, source: str = "<string>") -> Transcrip
     check_format(fmt)
     if text.startswith("\ufeff"):
         text = text[1:]
+    if fmt in LINE_FORMATS:
+        from core.import_stream import line_parser, parse_lines
+
+        return parse_lines(text, line_parser(fmt, source))
     builder = _Builder(fmt, source)
     _PARSERS[fmt](text, builder)
     return builder.finish()
@@ -125,6 +157,9 @@ class _Builder:
     call_names: dict[str, str] = field(default_factory=dict)
     """tool_call_id -> tool name, for every call seen so far."""
     answered: set[str] = field(default_factory=set)
+    open_ids: dict[str, str | None] = field(default_factory=dict)
+    """The log's tool call id -> the stored id of its latest call while unanswered, None once
+    answered (an id may be reused after that)."""
     count: int = 0
 
     def error(self, line: int, message: str) -> BadInputError:
@@ -164,15 +199,28 @@ class _Builder:
             raise self.error(line, "a tool call needs a non-empty string id")
         if not isinstance(name, str) or not name:
             raise self.error(line, f"tool call {call_id!r} needs a non-empty string name")
+        source_id = call_id
         if call_id in self.call_names:
-            raise self.error(line, f"tool call id {call_id!r} is used twice")
+            if self.open_ids.get(call_id) is not None:
+                raise self.error(
+                    line, f"tool call id {call_id!r} is used again before its first call's result"
+                )
+            # A model may reuse an id once the call that had it was answered (issue 23): the
+            # calls pair with results in order, and the store gets a unique id for each.
+            n = 2
+            while f"{call_id}#{n}" in self.call_names:
+                n += 1
+            call_id = f"{call_id}#{n}"
         self.call_names[call_id] = name
+        self.open_ids[source_id] = call_id
+        meta = {"source_tool_call_id": source_id} if call_id != source_id else None
         return self.event(
             "tool_call",
             "assistant",
             None,
             line=line,
             ts=ts,
+            meta=meta,
             name=name,
             tool_call_id=call_id,
             arguments=arguments,
@@ -190,10 +238,14 @@ class _Builder:
     ) -> dict[str, Any]:
         if not isinstance(call_id, str) or not call_id:
             raise self.error(line, "a tool result needs the string id of its tool call")
-        if call_id not in self.call_names:
+        if call_id not in self.open_ids:
             raise self.error(line, f"tool result for {call_id!r}, but no earlier tool call has it")
-        if call_id in self.answered:
-            raise self.error(line, f"a second tool result for tool call {call_id!r}")
+        source_id, call_id = call_id, self.open_ids.get(call_id)
+        if call_id is None:
+            raise self.error(line, f"a second tool result for tool call {source_id!r}")
+        self.open_ids[source_id] = None
+        if call_id != source_id:
+            meta = {**(meta or {}), "source_tool_call_id": source_id}
         self.answered.add(call_id)
         tool_name = self.call_names[call_id]
         if isinstance(name, str) and name and name != tool_name:
@@ -218,8 +270,39 @@ class _Builder:
         if self.count == 0:
             raise BadInputError(f"{self.source}: no messages to import")
         transcript = Transcript(self.fmt, self.source, self.calls, list(self.pending))
+        check_transcript(transcript)
         _fill_timestamps(transcript.events())
         return transcript
+
+
+def check_transcript(transcript: Transcript) -> None:
+    """What every format must satisfy before anything is written, checked on the parsed
+    transcript (so each format's parser, and `replay`/`import_transcript` given a transcript
+    built by hand, share it): each provider prompt size is one the store accepts
+    (0 to 10¹², core.state.MAX_PROMPT_TOKENS). BadInputError naming the call's line."""
+    for number, call in enumerate(transcript.calls, start=1):
+        n = call.prompt_tokens
+        if n is None or (
+            isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= MAX_PROMPT_TOKENS
+        ):
+            continue
+        where = _call_line(call)
+        raise BadInputError(
+            f"{transcript.source}:{where if where is not None else '?'}: model call {number}'s "
+            f"provider prompt size ({str(n)[:40]}) is not an integer from 0 to "
+            f"{MAX_PROMPT_TOKENS:,}; nothing was written"
+        )
+
+
+def _call_line(call: ModelCall) -> int | None:
+    """The log line a model call came from (its first output's, else its last input's)."""
+    for event in [*call.outputs, *reversed(call.inputs)]:
+        source = (
+            event.get("meta", {}).get("source") if isinstance(event.get("meta"), dict) else None
+        )
+        if isinstance(source, dict) and isinstance(source.get("line"), int):
+            return int(source["line"])
+    return None
 
 
 def _fill_timestamps(events: list[dict[str, Any]]) -> None:
@@ -452,7 +535,11 @@ def _parse_pi(text: str, b: _Builder) -> None:
             content = _blocks_text(entry.get("content"), line=line, builder=b)
             meta = {"custom_type": entry.get("customType")}
             b.add_input(b.event("system_event", "system", content, line=line, ts=ts, meta=meta))
-        # compaction, branch_summary, model_change, thinking_level_change, custom, label,
+        elif etype == "compaction":
+            from core.import_stream import pi_compaction
+
+            b.add_input(pi_compaction(b, entry, line=line, ts=ts))
+        # branch_summary, model_change, thinking_level_change, custom, label,
         # session_info and entry types newer than this reader: not part of what is imported.
 
 
@@ -647,7 +734,9 @@ def _openai_message(message: Any, line: int, b: _Builder, started: bool) -> bool
         content = _blocks_text(message.get("content"), line=line, builder=b)
         b.add_input(b.event("user_input", "user", content, line=line))
     elif role == "assistant":
-        b.add_call(_openai_assistant(message, line, None, b), _openai_prompt_tokens(message))
+        outputs = _openai_assistant(message, line, None, b)
+        outputs = _with_reasoning(outputs, message, None, b, line, None)
+        b.add_call(outputs, _openai_prompt_tokens(message))
     elif role == "tool":
         content = _blocks_text(message.get("content"), line=line, builder=b)
         b.add_input(
@@ -700,9 +789,41 @@ def _openai_prompt_tokens(message: dict[str, Any]) -> int | None:
 
 # --- mini-swe-agent ---------------------------------------------------------------------------
 
-_ACTION = re.compile(r"```(?:bash|sh|mswea_bash_command)[ \t]*\n(.*?)\n```", re.DOTALL)
-"""The action block of mini-swe-agent's reply (1.x: ```bash; 2.x: ```mswea_bash_command)."""
+_ACTION_OPEN = re.compile(r"```(?:bash|sh|mswea_bash_command)[ \t]*\n")
+"""The opening fence of mini-swe-agent's action block (1.x: ```bash; 2.x:
+```mswea_bash_command); the block runs to the first "\n```" after it."""
+_ACTION_CLOSE = "\n```"
 _OBSERVATION = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
+MAX_RETURNCODE_DIGITS = 19
+"""A `<returncode>` longer than this is no exit status (and Python refuses to turn a number of
+more than 4,300 digits into an int): the transcript is refused as bad input."""
+
+
+@dataclass(frozen=True)
+class _Action:
+    start: int
+    end: int
+    command: str
+
+
+def _actions(content: str) -> list[_Action]:
+    """The action blocks of a reply, as `re.finditer` of
+    ```` ```(?:bash|sh|mswea_bash_command)[ \t]*\n(.*?)\n``` ```` (DOTALL) finds them, in
+    linear time: that pattern tries every opening fence against the whole rest of the text,
+    so a reply of unclosed fences took time quadratic in its length (22 s at 256 KB). When
+    the leftmost opening fence has no closing one after it, no later fence has either."""
+    out: list[_Action] = []
+    pos = 0
+    while True:
+        opened = _ACTION_OPEN.search(content, pos)
+        if opened is None:
+            return out
+        close = content.find(_ACTION_CLOSE, opened.end())
+        if close < 0:
+            return out
+        end = close + len(_ACTION_CLOSE)
+        out.append(_Action(opened.start(), end, content[opened.end() : close]))
+        pos = end
 
 
 def _parse_mini_swe_agent(text: str, b: _Builder) -> None:
@@ -763,7 +884,7 @@ def _mini_message(message: Any, line: int, b: _Builder, st: _MiniState) -> None:
     code = extra.get("returncode")
     if not isinstance(code, int) or isinstance(code, bool):
         found = _OBSERVATION.search(content)
-        code = int(found.group(1)) if found else None
+        code = _returncode(found.group(1), line, b) if found else None
     if code is not None:
         meta["returncode"] = code
     if role == "exit" and isinstance(extra.get("exit_status"), str):
@@ -786,6 +907,16 @@ def _mini_message(message: Any, line: int, b: _Builder, st: _MiniState) -> None:
     b.add_input(b.event("system_event", "system", content, line=line, ts=ts, meta=meta))
 
 
+def _returncode(digits: str, line: int, b: _Builder) -> int:
+    if len(digits.lstrip("-")) > MAX_RETURNCODE_DIGITS:
+        raise b.error(
+            line,
+            f"a <returncode> of {len(digits.lstrip('-')):,} digits is no exit status "
+            f"(at most {MAX_RETURNCODE_DIGITS} are read)",
+        )
+    return int(digits)
+
+
 def _mini_assistant(
     message: dict[str, Any],
     extra: dict[str, Any],
@@ -800,19 +931,20 @@ def _mini_assistant(
     st.calls += 1
     st.open_action = None
     if message.get("tool_calls"):
-        return _openai_assistant(message, line, ts, b)
+        called = _openai_assistant(message, line, ts, b)
+        return _with_reasoning(called, message, extra, b, line, ts)
     content = _blocks_text(message.get("content"), line=line, builder=b)
     commands: list[str] = []
     actions = extra.get("actions")
     if isinstance(actions, list) and actions:
         commands = [a["command"] for a in actions if isinstance(a, dict) and "command" in a]
         commands = [c for c in commands if isinstance(c, str)]
-    found = list(_ACTION.finditer(content))
+    found = _actions(content)
     if not commands:
-        commands = [m.group(1).strip() for m in found]
+        commands = [a.command.strip() for a in found]
     text = content
     if len(commands) == 1 and len(found) == 1:
-        text = (content[: found[0].start()] + content[found[0].end() :]).strip()
+        text = (content[: found[0].start] + content[found[0].end :]).strip()
     outputs: list[dict[str, Any]] = []
     if text:
         outputs.append(b.event("assistant_output", "assistant", text, line=line, ts=ts))
@@ -822,7 +954,31 @@ def _mini_assistant(
             call_id += "'"
         outputs.append(b.tool_call(call_id, "bash", {"command": commands[0]}, line=line, ts=ts))
         st.open_action = call_id
-    return outputs
+    return _with_reasoning(outputs, message, extra, b, line, ts)
+
+
+def _with_reasoning(
+    outputs: list[dict[str, Any]],
+    message: dict[str, Any],
+    extra: dict[str, Any] | None,
+    b: _Builder,
+    line: int,
+    ts: str | None,
+) -> list[dict[str, Any]]:
+    """A reasoning model's `reasoning_content` (the message's, or the raw response's in
+    mini-swe-agent's `extra`) as the call's first output: an `assistant_output` whose
+    content is the reasoning, marked `meta.reasoning: true`. The agent sends it back with
+    every later prompt (it is part of the assistant message it keeps), so the provider counts
+    it: left out, every estimate misses it, the provider/estimate ratio learnt from the log
+    comes out far too high, and a cut keeps far more than `keep_recent_tokens`, so passes
+    follow each other (issue 23: 45 where 4 would do)."""
+    from core.import_stream import reasoning_of
+
+    text = reasoning_of(message, extra)
+    if not text:
+        return outputs
+    meta = {"reasoning": True}
+    return [b.event("assistant_output", "assistant", text, line=line, ts=ts, meta=meta), *outputs]
 
 
 def _mini_prompt_tokens(extra: dict[str, Any]) -> int | None:

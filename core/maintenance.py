@@ -384,6 +384,7 @@ def _summarise(
             previous_summary=previous,
             focus=focus,
             max_tokens=budget,
+            redact=config.redact_secrets,
         )
         backends.append(used)
         return text

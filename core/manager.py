@@ -6,6 +6,7 @@ thread, coalesced by a pending flag, so a turn's commit never waits for a summar
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -35,9 +36,11 @@ from core.status import (
     ArchiveInfo,
     PlanReport,
     SessionStatus,
+    archive_info,
     list_archives,
     plan_report,
     session_status,
+    unreadable_archive,
 )
 from core.store import SessionStore
 from core.summarizer import Summarizer, make_summarizer
@@ -182,11 +185,16 @@ class MemoryManager:
             return False
         return st.st_size > 0 and (time.time() - st.st_mtime) > gap * 60.0
 
-    def record_prompt_tokens(self, n: int, model: str | None = None) -> None:
+    def record_prompt_tokens(
+        self, n: int, model: str | None = None, *, after_event_id: str | None = None
+    ) -> None:
         """Record the provider's prompt size of the latest model call; the trigger adds what is
-        appended after it by estimate (contract §5)."""
+        appended after it by estimate (contract §5). `after_event_id`: the figure's call came
+        after that stored event, not after the last one (see SessionStore)."""
         self._writable()
-        state = self.store.record_prompt_tokens(int(n), model=model or self.model)
+        state = self.store.record_prompt_tokens(
+            int(n), model=model or self.model, after_event_id=after_event_id
+        )
         try:
             record_measured(
                 self.paths,
@@ -421,14 +429,62 @@ class MemoryManager:
             return counts
         for child in self.paths.archived_sessions():
             try:
+                if self._rebuild_archive_index(child):
+                    counts["archive_indexes_rebuilt"] = counts.get("archive_indexes_rebuilt", 0) + 1
                 with self.store.lock():
                     done = recover_archive(self.store, child, self.config)
-            except SessionMemoryError:
+            except SessionMemoryError as exc:
                 counts["archives_unrecoverable"] = counts.get("archives_unrecoverable", 0) + 1
+                self.store.warnings.append(unreadable_archive(self.paths, child, exc))
                 continue
             if done:
                 counts["archives_recovered"] = counts.get("archives_recovered", 0) + 1
+            try:
+                archive_info(self.memory_dir, child)
+            except (SessionMemoryError, OSError) as exc:  # a FIFO as its state.json, …
+                counts["archives_unreadable"] = counts.get("archives_unreadable", 0) + 1
+                self.store.warnings.append(unreadable_archive(self.paths, child, exc))
         return counts
+
+    def _rebuild_archive_index(self, child: Path) -> bool:
+        """An archived session whose index.yaml cannot be read (not YAML, an alias bomb, not a
+        regular file): the file is moved aside as `index.yaml.corrupt-<time>` and the index
+        rebuilt from the archive's chunk files, as `repair` does for the active session.
+        False when its index reads (or there is none and no chunk file)."""
+        from core.catalog import catalog_path
+        from core.paths import MemoryPaths
+        from core.recovery import recovered_entry
+
+        paths = MemoryPaths(self.memory_dir, session=child)
+        paths.ensure_inside_root(paths.chunks_dir)
+        try:
+            read_index(paths)
+            return False
+        except IndexCorruptError:
+            pass
+        except StoreError:
+            if not os.path.lexists(paths.index):
+                raise
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        aside = paths.index.with_name(f"index.yaml.corrupt-{stamp}")
+        entries = [
+            recovered_entry(
+                chunk_id,
+                read_chunk_events(paths, chunk_id)[0],
+                self.config,
+                extra={"rebuilt_from": aside.name},
+            )
+            for chunk_id in sorted(list_chunk_files(paths))
+        ]
+        with self.store.lock():
+            try:
+                os.replace(paths.index, aside)  # a link or a FIFO is moved, never opened
+            except OSError as exc:
+                raise StoreError(f"cannot move {paths.index} aside: {exc.strerror}") from exc
+            with contextlib.suppress(OSError):
+                catalog_path(paths).unlink()
+            write_index(paths, entries)
+        return True
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -441,7 +497,7 @@ class MemoryManager:
         """(indexed chunks, the last one's id) of the active session, through the catalog;
         with an unreadable index, whether summary.md holds something (1 or 0) and None."""
         try:
-            catalog = read_catalog(self.paths)
+            catalog = read_catalog(self.paths, write=not self.read_only)
         except IndexCorruptError:
             has = self.paths.summary.exists() and self.paths.summary.stat().st_size > 0
             return (1 if has else 0), None
@@ -537,7 +593,13 @@ class MemoryManager:
         return result
 
     def status(self) -> SessionStatus:
-        return session_status(self.store, self.config, memory_dir=self.memory_dir, model=self.model)
+        return session_status(
+            self.store,
+            self.config,
+            memory_dir=self.memory_dir,
+            model=self.model,
+            write_catalog=not self.read_only,
+        )
 
     def list_archives(self) -> list[ArchiveInfo]:
         return list_archives(self.memory_dir, self.paths)

@@ -40,6 +40,7 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 
 from core.errors import BadInputError
+from core.redact import redact_secrets
 from core.text import CJK_LETTERS, content_text
 
 TYPE_CHECKING = False  # a cold recall (core.recall_index.recall_once) imports neither typing
@@ -323,7 +324,12 @@ def query_terms(query: str) -> QueryTerms:
 
 
 def event_search_text(event: Event) -> str:
-    """What recall reads of an event: its content, name and arguments."""
+    """What recall reads of an event: its content, name and arguments, secrets masked
+    (core.redact: the recall index, chunks/recall.sqlite included, never holds a key)."""
+    return redact_secrets(_event_text(event))
+
+
+def _event_text(event: Event) -> str:
     content = event.get("content")
     name = event.get("name")
     args = event.get("arguments")

@@ -94,7 +94,10 @@ class RecallCache:
             if all_sessions:
                 for child in self._archive_dirs():
                     paths = MemoryPaths(self.memory_dir, session=child)
-                    parts.append(self._session_part(stack, paths, persistent, True)[0])
+                    try:
+                        parts.append(self._session_part(stack, paths, persistent, True)[0])
+                    except (SessionMemoryError, OSError) as exc:  # never stops the search
+                        self.warn(f"archived session {child.name} not searched: {exc}")
             return search(parts, query, limit)
 
     def _session_part(

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sqlite3
 import stat
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
@@ -59,9 +60,9 @@ if TYPE_CHECKING:  # a cold recall imports neither typing, pathlib, the store no
     from core.paths import MemoryPaths
 
 INDEX_FILE = "recall.sqlite"
-FORMAT = "recall-index-1"
+FORMAT = "recall-index-2"
 """Stored in the file; a file of another format is rebuilt (bump it when tokenization or the
-unit weights change)."""
+unit weights change). 2: event text is indexed with its secrets masked (core.redact)."""
 BUSY_TIMEOUT_MS = 10_000
 EVENTS_CACHED = 20_000
 """Events kept parsed between queries (whole chunks, least recently used dropped first):
@@ -171,6 +172,124 @@ def _busy(exc: BaseException) -> bool:
     """SQLite's "database is locked" / "busy": a writer elsewhere held on past the timeout."""
     text = str(exc).lower()
     return isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
+
+
+SIDECARS = ("", "-wal", "-shm", "-journal")
+"""The index file and the files SQLite opens beside it by name."""
+
+
+class UnsafeIndexFile(sqlite3.OperationalError):
+    """The index file or a sidecar is a symbolic link or not a regular file: SQLite would
+    write through the link (outside the memory root) or block opening a FIFO. Refused before
+    SQLite opens anything; a writer removes the entry (the link itself, never its target)
+    and builds the file afresh, a read-only reader answers from a copy in memory."""
+
+
+class DamagedIndex(sqlite3.DatabaseError):
+    """The file opens but does not hold what this module writes: another schema object (a
+    trigger, a view, a table, an index), a malformed meta value or row. It is rebuilt."""
+
+
+def _refuse_special(path: str) -> None:
+    """UnsafeIndexFile when `path` or a sidecar exists as anything but a regular file (lstat:
+    a link is never followed)."""
+    for suffix in SIDECARS:
+        name = f"{path}{suffix}"
+        try:
+            mode = os.lstat(name).st_mode
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise UnsafeIndexFile(f"cannot check {name}: {exc.strerror or exc}") from exc
+        if stat.S_ISLNK(mode):
+            raise UnsafeIndexFile(f"{name} is a symbolic link (never followed)")
+        if not stat.S_ISREG(mode):
+            raise UnsafeIndexFile(f"{name} is not a regular file")
+
+
+_EXPECTED_SCHEMA: list[tuple[object, ...]] = []
+
+
+def _expected_schema() -> list[tuple[object, ...]]:
+    """sqlite_master as _SCHEMA makes it (every object, its type, table and SQL text)."""
+    if not _EXPECTED_SCHEMA:
+        mem = sqlite3.connect(":memory:")
+        try:
+            mem.executescript(_SCHEMA)
+            _EXPECTED_SCHEMA.extend(_schema_rows(mem))
+        finally:
+            mem.close()
+    return _EXPECTED_SCHEMA
+
+
+def _schema_rows(conn: sqlite3.Connection) -> list[tuple[object, ...]]:
+    return conn.execute(
+        "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name"
+    ).fetchall()
+
+
+def _check_schema(conn: sqlite3.Connection) -> bool:
+    """True when the file holds exactly the schema this module writes, False when it is
+    empty (a new file); DamagedIndex for anything else (a planted trigger would run inside
+    every update, a view or an extra table is not ours)."""
+    rows = _schema_rows(conn)
+    if not rows:
+        return False
+    if rows != _expected_schema():
+        kinds = sorted(
+            {f"{r[0]} {r[1]}" for r in rows} - {f"{r[0]} {r[1]}" for r in _expected_schema()}
+        )
+        found = ", ".join(str(k) for k in kinds[:3]) or "a changed table"
+        raise DamagedIndex(f"unexpected schema ({found})")
+    return True
+
+
+_DAMAGE = (
+    ValueError,
+    TypeError,
+    KeyError,
+    IndexError,
+    ArithmeticError,
+)
+"""What a row of the wrong type or value raises in Python (a file is checked as it is read,
+and a search that still meets one falls back): every one means "rebuild", never an internal
+error."""
+
+_NUMERIC_META = ("next_no", "generation", "count")
+_CHUNK_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+"""core.paths.CHUNK_ID_RE and its length limit (that module imports pathlib: a cold recall
+does not)."""
+
+
+def _meta(conn: sqlite3.Connection) -> dict[str, str]:
+    """The meta table, checked: text keys and values, the counters decimal integers."""
+    meta: dict[str, str] = {}
+    for k, v in conn.execute("SELECT k, v FROM meta"):
+        if not isinstance(k, str) or not isinstance(v, str):
+            raise DamagedIndex("malformed meta row")
+        meta[k] = v
+    for key in _NUMERIC_META:
+        value = meta.get(key)
+        if value is not None and not (value.isascii() and value.isdigit() and len(value) < 19):
+            raise DamagedIndex(f"malformed meta value {key!r}")
+    return meta
+
+
+def _chunk_rows(conn: sqlite3.Connection, first: str | None = None) -> list[tuple[Any, ...]]:
+    """Rows `(first, chunk_id, file_key)` of the chunks table (`first`: "no", "summary" or
+    none), checked: the number an integer, the summary text, the id a safe chunk id (it
+    names a file: no row may point outside the chunks folder), the key text."""
+    match = _CHUNK_ID_RE.fullmatch
+    columns = "chunk_id, file_key" if first is None else f"{first}, chunk_id, file_key"
+    rows = conn.execute(f"SELECT {columns} FROM chunks").fetchall()
+    want = {None: None, "no": int, "summary": str}[first]
+    for row in rows:
+        cid, key = row[-2], row[-1]
+        if not isinstance(cid, str) or match(cid) is None or not isinstance(key, str):
+            raise DamagedIndex("malformed chunks row")
+        if want is not None and not isinstance(row[0], want):
+            raise DamagedIndex("malformed chunks row")
+    return rows
 
 
 def _inode(path: str) -> int | None:
@@ -317,6 +436,7 @@ class PersistentRecallIndex:
                 return self._conn
             self.close()  # deleted, replaced, or moved away by a rotation: open what is here
         self._ensure_inside_root()
+        _refuse_special(self.path)
         if self.read_only:
             return self._connect_read_only()
         conn = sqlite3.connect(
@@ -327,12 +447,12 @@ class PersistentRecallIndex:
         )
         try:
             conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA trusted_schema=OFF")
+            if not _check_schema(conn):
+                conn.executescript(_SCHEMA)
             if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                 conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
-            tables = conn.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table'")
-            if tables.fetchone()[0] < 3:
-                conn.executescript(_SCHEMA)
         except BaseException:
             conn.close()
             raise
@@ -362,8 +482,8 @@ class PersistentRecallIndex:
             check_same_thread=False,
         )
         try:
-            tables = conn.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table'")
-            if tables.fetchone()[0] < 3:
+            conn.execute("PRAGMA trusted_schema=OFF")
+            if not _check_schema(conn):
                 conn.close()
                 return self._use_memory(None)
         except BaseException:
@@ -425,12 +545,12 @@ class PersistentRecallIndex:
         conn = self._with_recovery(self._refresh_and_begin)
         try:
             yield self
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, *_DAMAGE) as exc:  # a row the search could not use: rebuild
             self._discard_file()
             raise RecallIndexUnavailable(f"{self.path}: {exc}") from exc
         finally:
-            if conn.in_transaction:
-                with contextlib.suppress(sqlite3.Error):
+            with contextlib.suppress(sqlite3.Error):  # (closed already when it was discarded)
+                if conn.in_transaction:
                     conn.execute("COMMIT")
 
     def refresh(self) -> SyncReport:
@@ -461,7 +581,7 @@ class PersistentRecallIndex:
     def _with_recovery(self, action: Callable[[], sqlite3.Connection]) -> sqlite3.Connection:
         try:
             return action()
-        except (sqlite3.Error, OSError) as exc:
+        except (sqlite3.Error, OSError, *_DAMAGE) as exc:
             if _busy(exc):  # another process is writing it: healthy, not ours to delete
                 self.release()
                 raise RecallIndexUnavailable(
@@ -472,7 +592,7 @@ class PersistentRecallIndex:
         self._discard_file()
         try:
             conn = action()
-        except (sqlite3.Error, OSError) as exc:
+        except (sqlite3.Error, OSError, *_DAMAGE) as exc:
             self.close()
             raise RecallIndexUnavailable(f"{self.path}: {exc}") from exc
         self.last_sync = SyncReport(self.last_sync.added, True, "unreadable")
@@ -495,13 +615,13 @@ class PersistentRecallIndex:
         raise sqlite3.OperationalError("the index keeps changing under this process")
 
     def _read_stored(self, conn: sqlite3.Connection) -> _Stored:
-        meta = dict(conn.execute("SELECT k, v FROM meta").fetchall())
+        meta = _meta(conn)
         generation = (meta.get("generation"), meta.get("count"))
         keys: list[tuple[str, str]] | None = None
         if self._checked is not None and self._checked[0] == generation and self._ids:
             ids = self._ids
         else:
-            rows = conn.execute("SELECT no, chunk_id, file_key FROM chunks").fetchall()
+            rows = _chunk_rows(conn, "no")
             ids = {no: cid for no, cid, _ in rows}
             keys = [(cid, key) for _, cid, key in rows]
         return _Stored(
@@ -537,7 +657,7 @@ class PersistentRecallIndex:
         assert self._conn is not None
         keys = stored.keys
         if keys is None:
-            keys = self._conn.execute("SELECT chunk_id, file_key FROM chunks").fetchall()
+            keys = [(cid, key) for cid, key in _chunk_rows(self._conn)]
         changed = _first_changed(self.chunks_dir, keys)
         if changed is not None:
             return f"{changed} changed"
@@ -553,7 +673,7 @@ class PersistentRecallIndex:
             conn = self._use_memory(conn)  # never write the file: update a copy in memory
         conn.execute("BEGIN IMMEDIATE")
         try:
-            meta = dict(conn.execute("SELECT k, v FROM meta").fetchall())
+            meta = _meta(conn)
             index_key = _stat_text(self.index_yaml)
             # A pass appended its entry: add it alone. Neither the stored summaries nor every
             # chunk file's stat is read here (at 10k chunks that was most of the update); the
@@ -566,12 +686,7 @@ class PersistentRecallIndex:
                 entries, index_end = appended
                 rebuild = False
             else:
-                stored = {
-                    cid: (summary, key)
-                    for cid, summary, key in conn.execute(
-                        "SELECT chunk_id, summary, file_key FROM chunks"
-                    )
-                }
+                stored = {cid: (summary, key) for summary, cid, key in _chunk_rows(conn, "summary")}
                 files_match = (
                     _first_changed(self.chunks_dir, [(c, k) for c, (_, k) in stored.items()])
                     is None
@@ -748,10 +863,13 @@ class PersistentRecallIndex:
 
     def doc(self, key: Hashable) -> RecallDoc:
         conn = self._conn
-        assert conn is not None and isinstance(key, int)
-        cid, summary = conn.execute(
-            "SELECT chunk_id, summary FROM chunks WHERE no = ?", (key,)
-        ).fetchone()
+        assert conn is not None, "doc() outside reading()"
+        row = conn.execute("SELECT chunk_id, summary FROM chunks WHERE no = ?", (key,)).fetchone()
+        # Only a chunk the checked rows hold (its id validated): a posting of another number,
+        # or a row changed since, is a damaged file, never a path to open.
+        if row is None or self._ids.get(key) != row[0] or not isinstance(row[1], str):  # type: ignore[call-overload]
+            raise DamagedIndex(f"malformed posting (chunk number {key!r})")
+        cid, summary = row
         return RecallDoc(cid, "active", summary, (), load=lambda: self._events(cid))
 
     def _events(self, chunk_id: str) -> Sequence[Event]:

@@ -47,6 +47,7 @@ from core.summaries import (
 )
 from core.summarizer import (
     ExtractiveSummarizer,
+    summarize_with_fallback,
 )
 
 
@@ -279,8 +280,11 @@ def recovered_entry(
     """An index entry for events recovered after a crash or rebuilt by `repair`; without a
     recorded summary the extractive summarizer writes one (no model call during recovery)."""
     if summary is None:
-        summary = ExtractiveSummarizer().summarize(
-            events, max_tokens=config.summarizer.max_summary_tokens
+        summary, _ = summarize_with_fallback(
+            ExtractiveSummarizer(),
+            events,
+            max_tokens=config.summarizer.max_summary_tokens,
+            redact=config.redact_secrets,
         )
     return ChunkEntry(
         chunk_id=chunk_id,

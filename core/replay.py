@@ -31,10 +31,12 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from core.atomic import read_bytes_no_symlink
-from core.errors import StoreError
-from core.importers import ModelCall, Transcript
+from core.chunks import read_index
+from core.errors import SessionMemoryError, StoreError
+from core.importers import ModelCall, Transcript, check_transcript
 from core.maintenance import PassResult
 from core.manager import MemoryManager
+from core.state import MAX_PROMPT_TOKENS
 from core.tokens import estimate_event_tokens, estimate_tokens
 
 REPLAY_SYSTEM_PROMPT = "You are the agent of this transcript (replayed by session-inspector)."
@@ -43,8 +45,10 @@ REPLAY_TASK = "continue"
 """The task a replay builds each call's prompt with: the call's own inputs are in the hot
 window already, so the prompt the ledger records is the memory's as the model would see it."""
 
-APPEND_BATCH = 500
-"""Events per append in `import_transcript` (one lock hold each; a long log is not one write)."""
+
+class PartialImportError(SessionMemoryError):
+    """A write failed after some of the transcript's events were stored (exit status 1). The
+    message says exactly how many, and which, so a retry does not append them twice."""
 
 
 @dataclass
@@ -129,8 +133,29 @@ def replay(
     call's prompt (its line in the prompt ledger, session/prompts.jsonl), call
     `before_call(i, call)` (the prompt the model would get is measurable there), record the
     call's prompt size (see the module docstring), append its outputs. Then the trailing
-    events and one more pass if needed. `after_pass` gets every pass the trigger asked for."""
+    events and one more pass if needed. `after_pass` gets every pass the trigger asked for.
+
+    Everything that can be checked is checked before the first append (the transcript's
+    figures, the chunk index a pass needs); a failure after events were stored raises
+    `PartialImportError` saying how many and which."""
+    check_transcript(transcript)
+    read_index(mm.paths)  # unreadable: IndexCorruptError now, not after the first appends
     stats = ReplayStats()
+    try:
+        return _replay(transcript, mm, stats, before_call, after_pass)
+    except SessionMemoryError as exc:
+        if not stats.events_appended:
+            raise
+        raise _partial(transcript, stats, exc) from exc
+
+
+def _replay(
+    transcript: Transcript,
+    mm: MemoryManager,
+    stats: ReplayStats,
+    before_call: Callable[[int, ModelCall], None] | None,
+    after_pass: Callable[[PassResult], None] | None,
+) -> ReplayStats:
     scale = ProviderScale()
     original = 0
     """Estimate of every transcript event appended so far (the original agent's context)."""
@@ -145,7 +170,7 @@ def replay(
             if stats.compactions == 0 and not scale.dropped:
                 mm.record_prompt_tokens(call.prompt_tokens)  # the same context: exact
             else:
-                mm.record_prompt_tokens(scale.ours(prompt_estimate(mm)))
+                mm.record_prompt_tokens(min(MAX_PROMPT_TOKENS, scale.ours(prompt_estimate(mm))))
             stats.prompt_sizes_recorded += 1
         stats.calls += 1
         original += _append(mm, call.outputs, stats)
@@ -159,11 +184,14 @@ def replay(
 
 
 def import_transcript(transcript: Transcript, mm: MemoryManager) -> ReplayStats:
-    """Append every event in order, no passes; the last provider figure (if any) is recorded
-    right after the events that came before its call, so the trigger adds what followed.
-    Each model call of the log gets its line in the prompt ledger: the prompt this memory held
-    at that call (no pass ran, so the hot window then is every event up to the call's inputs),
-    built with REPLAY_SYSTEM_PROMPT and REPLAY_TASK as a replay's are."""
+    """Append every event in order, no passes, in one write (all or nothing: the store takes
+    a failed append back); the last provider figure (if any) is then recorded anchored at the
+    last event before its call's outputs, so the trigger adds what followed. When only that
+    record fails, `PartialImportError` says the events are stored. Each model call of the log
+    gets its line in the prompt ledger: the prompt this memory held at that call (no pass ran,
+    so the hot window then was every event up to the call's inputs), built with
+    REPLAY_SYSTEM_PROMPT and REPLAY_TASK as a replay's are."""
+    check_transcript(transcript)
     stats = ReplayStats(calls=len(transcript.calls))
     last = max(
         (i for i, c in enumerate(transcript.calls) if c.prompt_tokens is not None), default=None
@@ -180,16 +208,22 @@ def import_transcript(transcript: Transcript, mm: MemoryManager) -> ReplayStats:
         seen += len(call.inputs) + len(call.outputs)
         (after if last is not None and i == last else target).extend(call.outputs)
     after.extend(transcript.trailing)
-    base = mm.hot_events() if not mm.read_only else []
-    stored = _append_batched(mm, before, stats)
+    base = mm.hot_events()
     split = last + 1 if last is not None else 0
-    _record_calls(mm, base, stored, ends[:split])
-    if last is not None:
-        figure = transcript.calls[last].prompt_tokens
-        assert figure is not None
-        mm.record_prompt_tokens(figure)
+    figure = transcript.calls[last].prompt_tokens if last is not None else None
+    if figure is not None and not before:
+        mm.record_prompt_tokens(figure)  # anchored at what the root held before: nothing new
         stats.prompt_sizes_recorded = 1
-    stored += _append_batched(mm, after, stats)
+        figure = None
+    stored = mm.append_many([*before, *after], where="transcript event") if after or before else []
+    stats.events_appended = len(stored)
+    _record_calls(mm, base, stored, ends[:split])
+    if figure is not None:
+        try:
+            mm.record_prompt_tokens(figure, after_event_id=stored[len(before) - 1]["id"])
+        except SessionMemoryError as exc:
+            raise _partial(transcript, stats, exc) from exc
+        stats.prompt_sizes_recorded = 1
     _record_calls(mm, base, stored, ends[split:])
     return stats
 
@@ -197,8 +231,21 @@ def import_transcript(transcript: Transcript, mm: MemoryManager) -> ReplayStats:
 def _record_calls(
     mm: MemoryManager, base: list[dict[str, Any]], stored: list[dict[str, Any]], ends: list[int]
 ) -> None:
+    """A prompt-ledger line per call whose window was `base` and the first `end` stored events
+    (a ledger that cannot be written is a warning of the manager, never an import error)."""
     for end in ends:
         mm.record_call(REPLAY_SYSTEM_PROMPT, REPLAY_TASK, [*base, *stored[:end]])
+
+
+def _partial(transcript: Transcript, stats: ReplayStats, exc: Exception) -> PartialImportError:
+    total = transcript.event_count
+    done = stats.events_appended
+    which = "all" if done == total else f"the first {done:,}"
+    return PartialImportError(
+        f"{done:,} of {total:,} events of {transcript.source} were stored ({which}, in the "
+        f"transcript's order: do not import it again into this root, or they are doubled), "
+        f"but then: {exc}"
+    )
 
 
 def prompt_estimate(mm: MemoryManager) -> int:
@@ -225,19 +272,6 @@ def _append(mm: MemoryManager, events: Sequence[dict[str, Any]], stats: ReplaySt
     stored = mm.append_many(events, where="transcript event")
     stats.events_appended += len(events)
     return sum(estimate_event_tokens(e) for e in stored)
-
-
-def _append_batched(
-    mm: MemoryManager, events: Sequence[dict[str, Any]], stats: ReplayStats
-) -> list[dict[str, Any]]:
-    """Append in batches; returns the stored events (ids assigned, scrubbed), in order."""
-    stored: list[dict[str, Any]] = []
-    for start in range(0, len(events), APPEND_BATCH):
-        batch = events[start : start + APPEND_BATCH]
-        if batch:
-            stored += mm.append_many(batch, where="transcript event")
-            stats.events_appended += len(batch)
-    return stored
 
 
 def _maybe_pass(

@@ -13,7 +13,7 @@ from typing import Any
 from core.catalog import read_catalog
 from core.chunks import chunk_file_names, list_pending
 from core.config import CompactionConfig
-from core.errors import IndexCorruptError, SessionMemoryError
+from core.errors import IndexCorruptError, SessionMemoryError, StoreError
 from core.events import Event
 from core.jsonl import parse_event_lines
 from core.paths import MemoryPaths
@@ -34,6 +34,9 @@ class ArchiveInfo:
     chunk_count: int
     created_at: str | None
     size_bytes: int
+    problem: str | None = None
+    """Why its chunks cannot be read (a damaged index.yaml): it is listed, counted with no
+    chunks, and `repair` rebuilds its index."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -124,10 +127,17 @@ class SessionStatus:
 
 
 def session_status(
-    store: SessionStore, config: CompactionConfig, *, memory_dir: Path, model: str | None
+    store: SessionStore,
+    config: CompactionConfig,
+    *,
+    memory_dir: Path,
+    model: str | None,
+    write_catalog: bool = True,
 ) -> SessionStatus:
     """The status of the store's session; a chunk listed but missing or no regular file, an
-    unreadable pending folder and the store's own warnings become warnings, not errors."""
+    unreadable pending folder, a damaged archive and the store's own warnings become
+    warnings, not errors. `write_catalog=False` (a read-only reader): a missing or stale
+    chunks/index.catalog is built in memory, never written."""
     paths = store.paths
     warnings: list[str] = []
     snap = store.read_events()
@@ -137,7 +147,7 @@ def session_status(
     index_error = None
     chunk_count = 0
     try:
-        read = read_catalog(paths)
+        read = read_catalog(paths, write=write_catalog)
         chunk_count = len(read)
         warnings.extend(read.warnings)
         not_regular: set[str] = set()
@@ -184,7 +194,7 @@ def session_status(
         pending_count=pending_count,
         corrupt_lines=len(snap.corrupt) + store.count_corrupt_quarantined(),
         has_compressed_history=chunk_count > 0,
-        archives=list_archives(memory_dir, paths),
+        archives=list_archives(memory_dir, paths, warnings),
         index_error=index_error,
         warnings=warnings,
     )
@@ -207,16 +217,32 @@ def plan_report(
     return PlanReport(trigger=decision, plan=plan, events=snap.events, tokens=snap.tokens)
 
 
-def list_archives(memory_dir: Path, paths: MemoryPaths) -> list[ArchiveInfo]:
+def list_archives(
+    memory_dir: Path, paths: MemoryPaths, warnings: list[str] | None = None
+) -> list[ArchiveInfo]:
     """The archived sessions under the root, oldest first; one that cannot be read is left
-    out."""
+    out, and one whose index is damaged is listed without chunks, each with a line in
+    `warnings` (a closed session never stops the active session's commands)."""
     out: list[ArchiveInfo] = []
     for child in paths.archived_sessions():
         try:
-            out.append(archive_info(memory_dir, child))
-        except SessionMemoryError:
+            info = archive_info(memory_dir, child)
+        except (SessionMemoryError, OSError) as exc:
+            if warnings is not None:
+                warnings.append(unreadable_archive(paths, child, exc))
             continue
+        if info.problem is not None and warnings is not None:
+            warnings.append(f"archived session {child.name} has no readable index: {info.problem}")
+        out.append(info)
     return out
+
+
+def unreadable_archive(paths: MemoryPaths, child: Path, exc: BaseException) -> str:
+    """The warning for an archived session that cannot be read, saying how to set it aside."""
+    return (
+        f"archived session {child.name} left out: {exc} (status and recall skip it; to set "
+        f"it aside for good, move {child} out of {paths.archive_root})"
+    )
 
 
 def archive_info(memory_dir: Path, child: Path) -> ArchiveInfo:
@@ -225,10 +251,12 @@ def archive_info(memory_dir: Path, child: Path) -> ArchiveInfo:
     these rows by its files' stats."""
     store = SessionStore(memory_dir, session=child)
     event_count = _archive_event_count(store)
+    problem = None
     try:
         chunk_count = len(read_catalog(store.paths, write=False))
-    except IndexCorruptError:
+    except (IndexCorruptError, StoreError) as exc:  # not YAML, an alias bomb, a FIFO, a link
         chunk_count = 0
+        problem = str(exc)
     created = store.read_state().created_at if store.paths.state.exists() else None
     return ArchiveInfo(
         session_id=child.name,
@@ -237,6 +265,7 @@ def archive_info(memory_dir: Path, child: Path) -> ArchiveInfo:
         chunk_count=chunk_count,
         created_at=created,
         size_bytes=_tree_size(child),
+        problem=problem,
     )
 
 
@@ -293,4 +322,5 @@ __all__ = [
     "list_archives",
     "plan_report",
     "session_status",
+    "unreadable_archive",
 ]

@@ -293,10 +293,14 @@ class SessionStore:
 
         return self.update_state(apply)
 
-    def record_prompt_tokens(self, n: int, *, model: str | None = None) -> SessionState:
+    def record_prompt_tokens(
+        self, n: int, *, model: str | None = None, after_event_id: str | None = None
+    ) -> SessionState:
         """Record the provider's prompt size of the latest model call (contract §5): the latest
-        figure wins, anchored at the last event now in events.jsonl, so events appended after
-        it are added by estimate until the next figure."""
+        figure wins, anchored at the last event now in events.jsonl (or at `after_event_id`,
+        an event already stored: `import` appends a whole log in one write and anchors the
+        log's last figure at its call), so events appended after it are added by estimate
+        until the next figure."""
         if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n <= MAX_PROMPT_TOKENS:
             raise BadInputError(
                 f"prompt tokens must be an integer from 0 to {MAX_PROMPT_TOKENS}, got {n!r:.40}"
@@ -305,7 +309,9 @@ class SessionStore:
         def apply(state: SessionState) -> None:
             state.last_prompt_tokens = n
             state.prompt_tokens_source = "recorded"
-            state.prompt_tokens_after_event_id = self._last_event_id_locked()
+            state.prompt_tokens_after_event_id = (
+                after_event_id if after_event_id is not None else self._last_event_id_locked()
+            )
             state.prompt_tokens_anchored = True
             state.counters["prompt_tokens_recorded"] = (
                 state.counters.get("prompt_tokens_recorded", 0) + 1

@@ -69,7 +69,7 @@ from inspector.model import (
 )
 from inspector.plan_process import PlanProcess, PlanProcessError
 from inspector.probe import AppProbe
-from inspector.safe_text import one_line
+from inspector.safe_text import mask_secrets, one_line
 from inspector.screens import AppendEventScreen, ConfirmScreen, FocusPromptScreen, HelpScreen
 from inspector.screenshot import fix_leading_blanks
 from inspector.stylesheets import STYLESHEETS
@@ -1331,15 +1331,19 @@ def create_app(
     clock: Callable[[], str] | None = None,
     demo_autoplay: bool = True,
     probe: AppProbe | None = None,
+    reveal_secrets: bool = False,
 ) -> InspectorApp:
     """The app the CLI runs and the tests drive (`watch=False`: no watcher thread; a demo
     starts playing at once unless `demo_autoplay=False`; `probe` records what tests and the
-    bench measure)."""
+    bench measure). Secrets in what it shows are masked unless `reveal_secrets` or the
+    config's `redact_secrets: false` (inspector.safe_text.mask_secrets)."""
+    resolved = _resolve_config(config, memory_dir)
+    mask_secrets(resolved.redact_secrets and not reveal_secrets)
     return InspectorApp(
         memory_dir,
         read_only=read_only,
         poll=poll,
-        config=_resolve_config(config, memory_dir),
+        config=resolved,
         demo=demo,
         watch=watch,
         display_root=display_root,
@@ -1356,10 +1360,18 @@ def run_app(
     poll: bool = False,
     config: CompactionConfig | Path | str | None = None,
     demo: DemoPlayerLike | None = None,
+    reveal_secrets: bool = False,
 ) -> int:
     """Run the TUI until quit; the exit status (0 after a clean quit)."""
     try:
-        app = create_app(memory_dir, read_only=read_only, poll=poll, config=config, demo=demo)
+        app = create_app(
+            memory_dir,
+            read_only=read_only,
+            poll=poll,
+            config=config,
+            demo=demo,
+            reveal_secrets=reveal_secrets,
+        )
     except SessionMemoryError as exc:
         import sys
 

@@ -170,10 +170,10 @@ def _positive_int(text: str) -> int:
 
 
 def _limit(text: str) -> int:
-    value = _positive_int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer ≥ 1, got {value}")
-    return value
+    with contextlib.suppress(ValueError):
+        if int(text) < 1:  # checked first: "≥ 0" for -1 would promise what 0 then refuses
+            raise argparse.ArgumentTypeError(f"expected an integer ≥ 1, got {int(text)}")
+    return _positive_int(text)
 
 
 def _speed(text: str) -> float:
@@ -311,8 +311,10 @@ def _commands() -> list[tuple[str, str, str]]:
         (
             "import",
             "write a real agent's transcript into the memory root (optionally replayed)",
-            "Read a transcript (pi session JSONL, an OpenAI chat-completions message list, or a\n"
-            "mini-swe-agent trajectory) and append its events to the active session. With\n"
+            "Read a transcript (pi session JSONL, an OpenAI chat-completions message list, a\n"
+            "mini-swe-agent trajectory, a Claude Code session or a Codex rollout) and append its\n"
+            "events to the active session; without --format the format is detected (and named\n"
+            "on stderr). With\n"
             "--replay, play it call by call as the agent ran: the trigger runs a pass before\n"
             "each model call and the log's prompt sizes are recorded (see docs/REPLAY.md).\n"
             "The whole file is checked first: a bad line is exit 2 and nothing is written.\n"
@@ -321,6 +323,21 @@ def _commands() -> list[tuple[str, str, str]]:
             f"  {PROG} import --format pi ~/.pi/agent/sessions/--src-app--/2026-11-28_x.jsonl\n"
             f"  {PROG} --memory-dir ./replayed import --format mini-swe-agent run.traj.json "
             "--replay --json\n",
+        ),
+        (
+            "follow",
+            "tail a live agent log (Claude Code, Codex, pi) and replay it into the memory root",
+            "Watch an agent's session log as it is written and replay each new line into the\n"
+            "memory root as `import --replay` would (passes before model calls, prompt sizes\n"
+            "recorded), so `tui` on the root shows what compaction would do to the session\n"
+            "running now. Partial last lines wait for their end; a truncated or replaced log\n"
+            "closes the session and is read again from its start; the agent's own compactions\n"
+            "are kept as marked system events. Never writes to the log. Stops on Ctrl-C,\n"
+            "SIGTERM or q + Enter, after the line in hand (see docs/REPLAY.md).\n\n"
+            "examples:\n"
+            f"  {PROG} --memory-dir ./watch follow ~/.claude/projects/-src-app/<session>.jsonl\n"
+            f"  {PROG} tui --follow ~/.codex/sessions/2026/12/01/rollout-x.jsonl "
+            "--memory-dir ./watch\n",
         ),
     ]
 
@@ -338,6 +355,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--poll", action="store_true", default=False, help="TUI: poll files instead of watching"
     )
+    parser.add_argument(
+        "--reveal-secrets",
+        action="store_true",
+        default=False,
+        help="TUI: show API keys, tokens and passwords in events unmasked",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     common = _global_options(suppress=True)
     parsers: dict[str, argparse.ArgumentParser] = {}
@@ -352,7 +375,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = parsers["tui"]
     p.add_argument("--read-only", action="store_true", default=argparse.SUPPRESS)
+    p.add_argument(
+        "--follow", metavar="FILE", help="follow this agent log into the root (see `follow`)"
+    )
+    p.add_argument("--format", metavar="FORMAT", help="--follow: the log's format")
     p.add_argument("--poll", action="store_true", default=argparse.SUPPRESS)
+    p.add_argument("--reveal-secrets", action="store_true", default=argparse.SUPPRESS)
 
     p = parsers["demo"]
     p.add_argument(
@@ -414,18 +442,33 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("chunk", metavar="CHUNK", help="a chunk id of the active session")
 
     p = parsers["import"]
-    p.add_argument("file", metavar="FILE", help="the transcript to read")
+    p.add_argument("file", metavar="FILE", help="the transcript to read (- for stdin)")
     p.add_argument(
         "--format",
-        required=True,
+        default=None,
         choices=_LazyNames("core.importers", "FORMATS"),
         metavar="FORMAT",
-        help="the transcript's format: %(choices)s",
+        help="the transcript's format: %(choices)s (default: detected)",
     )
     p.add_argument(
         "--replay",
         action="store_true",
         help="append call by call with passes and prompt sizes, as the agent ran",
+    )
+    p.add_argument(
+        "--follow",
+        action="store_true",
+        help="keep reading the log as the agent writes it (the same as the follow command)",
+    )
+
+    p = parsers["follow"]
+    p.add_argument("file", metavar="FILE", help="the agent's log")
+    p.add_argument(
+        "--format",
+        default=None,
+        choices=_LazyNames("core.follow", "FOLLOW_FORMATS"),
+        metavar="FORMAT",
+        help="the log's format: %(choices)s (default: detected)",
     )
     return parser
 
@@ -785,6 +828,8 @@ def cmd_repair(ctx: Context) -> int:
         repaired = manager.repair()
     finally:
         manager.close()
+    for warning in manager.store.warnings:
+        warn(warning)
     if ctx.json:
         ctx.emit_json(_with_memory_dir({"repaired": repaired}, manager.memory_dir))
         return EXIT_OK
@@ -796,12 +841,23 @@ def cmd_repair(ctx: Context) -> int:
 
 def cmd_import(ctx: Context) -> int:
     """Parse the whole transcript before the memory root is touched (all or nothing)."""
-    from core.importers import load_transcript
+    from core.import_detect import decode_any, load_any
+    from core.importers import read_capped
     from core.replay import import_transcript, replay
     from inspector.output import plural
 
     args = ctx.args
-    transcript = load_transcript(Path(args.file), args.format)
+    if args.follow:
+        return cmd_follow(ctx)
+    if args.file == "-":  # stdin, as `append -` reads it
+        raw = read_capped(sys.stdin.buffer, "stdin")
+        transcript, detected = decode_any(raw, args.format, "stdin")
+    else:
+        transcript, detected = load_any(Path(args.file), args.format)
+    if detected:
+        sys.stderr.write(f"note: format {transcript.format} (detected; give --format to choose)\n")
+    for message in transcript.warnings:
+        warn(message)
     manager = ctx.manager(read_only=False, create=True)
     try:
         existing = manager.store.read_events().event_count
@@ -830,7 +886,7 @@ def cmd_import(ctx: Context) -> int:
         f"{how} {plural(stats.events_appended, 'event')} of "
         f"{plural(stats.calls, 'model call')} from "
         f"{visible(transcript.source, keep_newlines=False)} ({transcript.format}) into "
-        f"{manager.memory_dir}",
+        f"{visible(str(manager.memory_dir), keep_newlines=False)}",
         f"prompt sizes recorded: {stats.prompt_sizes_recorded}",
     ]
     if args.replay:
@@ -859,17 +915,54 @@ def _run_app_or_fail() -> Callable[..., Any]:
 
 
 def cmd_tui(ctx: Context) -> int:
+    follow = getattr(ctx.args, "follow", None)
+    if follow:
+        from inspector.follow_cmd import FollowThread, make_follower
+
+        manager = ctx.manager(read_only=False, create=True)
+        follower = make_follower(Path(follow), manager, ctx.args.format)  # readable?
+        manager.store.ensure_session()  # the TUI opens the root before the first line
+        worker = FollowThread(follower)
+        worker.start()
     root = ctx.require_memory()
     config = ctx.config()
     run_app = _run_app_or_fail()
-    result = run_app(
-        root,
-        read_only=bool(getattr(ctx.args, "read_only", False)),
-        poll=bool(getattr(ctx.args, "poll", False)),
-        config=config,
-        demo=None,
-    )
+    try:
+        result = run_app(
+            root,
+            read_only=bool(getattr(ctx.args, "read_only", False)),
+            poll=bool(getattr(ctx.args, "poll", False)),
+            config=config,
+            demo=None,
+            reveal_secrets=bool(getattr(ctx.args, "reveal_secrets", False)),
+        )
+    finally:
+        if follow:
+            worker.stop()
+            manager.close()
+    if follow and worker.error:
+        raise BadInputError(worker.error)
     return result if isinstance(result, int) else EXIT_OK
+
+
+def cmd_follow(ctx: Context) -> int:
+    from inspector.follow_cmd import run_follow
+
+    manager = ctx.manager(read_only=False, create=True)
+    try:
+        data = run_follow(Path(ctx.args.file), manager, ctx.args.format)
+    finally:
+        manager.close()
+    if ctx.json:
+        ctx.emit_json(_with_memory_dir(data, manager.memory_dir))
+    else:
+        sys.stdout.write(
+            f"followed {data['lines']} lines into {manager.memory_dir}: "
+            f"{data['events_appended']} events, {data['calls']} model calls, "
+            f"{data['compactions']} compactions, {data['source_compactions']} by the agent "
+            f"itself, {data['restarts']} restarts\n"
+        )
+    return EXIT_OK
 
 
 def _demo_root(ctx: Context) -> tuple[Path, bool]:
@@ -905,7 +998,7 @@ def cmd_demo(ctx: Context) -> int:
     root, fresh = _demo_root(ctx)
     if fresh and not getattr(args, "config", None):
         write_demo_config(root.parent / "config" / "memory" / "extraction.yaml", config)
-    sys.stderr.write(f"demo memory root: {root}\n")
+    sys.stderr.write(f"demo memory root: {visible(str(root), keep_newlines=False)}\n")
     if not fresh and not getattr(args, "config", None):
         # Not written beside a folder the user named: M/../config is every sibling root's too.
         sys.stderr.write(
@@ -953,6 +1046,7 @@ COMMANDS: dict[str, Callable[[Context], int]] = {
     "dropped": cmd_dropped,
     "repair": cmd_repair,
     "import": cmd_import,
+    "follow": cmd_follow,
 }
 
 

@@ -11,7 +11,10 @@ the `CompactionPlan` back. Same function, same inputs, same plan as in the threa
 The child is the app's own (pickle frames over its stdin/stdout, nothing else reads them); its
 stderr goes nowhere so it can never draw on the terminal, it ignores Ctrl+C (the app quits it),
 and it exits when its stdin closes (the app quit or died). Any failure raises `PlanProcessError`;
-the caller plans in its thread instead.
+the caller plans in its thread instead. The child is started isolated from the user's folder
+(`python -P`, run in the folder that holds this package, which PYTHONPATH names first), so no
+`core/` or `inspector/` in the current directory is ever imported; a daemon thread reaps it the
+moment it dies, however it dies.
 """
 
 from __future__ import annotations
@@ -55,17 +58,23 @@ class PlanProcess:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (project, env.get("PYTHONPATH")) if p)
         try:
+            # Isolated from the user's folder: `-P` keeps the current directory off sys.path
+            # (plain `-m` puts it first, so a `core/` package there would be imported and
+            # run), and the child runs in the folder that holds this very package, which
+            # PYTHONPATH names first: the child's `core` and `inspector` are ours.
             proc = subprocess.Popen(
-                [sys.executable, "-m", "inspector.plan_process"],
+                [sys.executable, "-P", "-m", "inspector.plan_process"],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
                 env=env,
+                cwd=project,
                 start_new_session=True,
             )
         except OSError as exc:
             raise PlanProcessError(f"cannot start the planning process: {exc}") from None
         self._proc, self._lists, self._sent = proc, None, 0
+        _reap_when_it_dies(proc)
         return proc
 
     def plan(self, snapshot: Any, config: PlannerConfig) -> CompactionPlan:
@@ -137,6 +146,13 @@ class PlanProcess:
                 self._lock.release()
         elif proc is not None:
             proc.kill()  # mid-plan: the worker sees the end of its answer and reaps it
+
+
+def _reap_when_it_dies(proc: subprocess.Popen[bytes]) -> None:
+    """Wait for the child on a daemon thread, so a child killed from outside (the OOM killer,
+    a `kill`) is reaped at once instead of staying a zombie until the next plan notices.
+    `Popen.wait` is safe beside the plan worker's own `wait` (it takes the Popen's lock)."""
+    threading.Thread(target=proc.wait, name=f"plan-process-reaper-{proc.pid}", daemon=True).start()
 
 
 def _send(out: IO[bytes], message: tuple[Any, ...]) -> None:

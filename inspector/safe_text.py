@@ -5,6 +5,11 @@ They are never parsed as Rich/Textual markup (only ever wrapped in `Text`/`Conte
 control characters — ANSI/OSC escapes, bidi overrides, NUL, DEL, zero-width and tag
 characters, lone surrogates — are replaced by visible stand-ins so nothing raw reaches the
 terminal.
+
+In the TUI, secrets (core.redact: API keys, tokens, passwords, private keys) are masked too,
+here, where every piece of event text passes on its way to the screen, unless the user asked
+to see them (`tui --reveal-secrets`, or `redact_secrets: false` in the config): `create_app`
+turns the masking on with `mask_secrets`. The command line's own output is left as it is.
 """
 
 from __future__ import annotations
@@ -12,6 +17,22 @@ from __future__ import annotations
 import re
 
 from rich.text import Text
+
+from core.redact import redact_secrets
+
+_MASKING = [False]
+"""Whether `visible` masks secrets (a list: one flag shared by every thread of the app)."""
+
+
+def mask_secrets(on: bool) -> bool:
+    """Mask secrets in everything `visible` makes from now on; returns the previous setting."""
+    before, _MASKING[0] = _MASKING[0], bool(on)
+    return before
+
+
+def masking_secrets() -> bool:
+    return _MASKING[0]
+
 
 _CONTROL = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff"
@@ -33,7 +54,10 @@ def _visible(match: re.Match[str]) -> str:
 
 
 def visible(text: str, *, keep_newlines: bool = True, keep_tabs: bool = True) -> str:
-    """The same text with every control character shown as a printable stand-in."""
+    """The same text with every control character shown as a printable stand-in (and its
+    secrets masked while `mask_secrets` is on)."""
+    if _MASKING[0]:
+        text = redact_secrets(text)
     out = _CONTROL.sub(_visible, text)
     if not keep_newlines:
         out = out.replace("\r\n", "\u21b5").replace("\n", "\u21b5").replace("\r", "\u240d")

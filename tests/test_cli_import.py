@@ -68,7 +68,8 @@ def test_replay_compacts_and_the_memory_root_is_consistent(tmp_path: Path) -> No
     assert (session / "summary.md").exists()
     # human output says what happened
     again = cli_ok(tmp_path / "other", *replay_pi)
-    assert "replayed 37 events of 16 model calls" in again.stdout
+    # 37 messages and pi's own compaction entry, kept as a marked system_event (issue 23)
+    assert "replayed 38 events of 16 model calls" in again.stdout
     assert f"compactions: {out['compactions']}" in again.stdout
 
 
@@ -104,7 +105,7 @@ def test_bad_input_creates_no_memory_root(tmp_path: Path) -> None:
     ("args", "needle"),
     [
         (["--format", "claude", "x.jsonl"], "choose from 'pi', 'openai', 'mini-swe-agent'"),
-        (["x.jsonl"], "the following arguments are required: --format"),
+        (["x.jsonl"], "x.jsonl: cannot read the transcript"),  # --format is optional
         (["--format", "pi", "does-not-exist.jsonl"], "cannot read the transcript"),
     ],
 )

@@ -67,7 +67,7 @@ def test_timestamps_are_rfc3339_utc_and_never_run_backwards(path: Path, fmt: str
 
 def test_unknown_format_lists_the_formats() -> None:
     with pytest.raises(BadInputError) as err:
-        parse_transcript("{}", "claude-code")
+        parse_transcript("{}", "claude")
     for fmt in FORMATS:
         assert fmt in str(err.value)
 

@@ -285,3 +285,35 @@ def test_a_pass_hands_focus_and_previous_summary_to_the_model_and_stores_neither
     assert "- Request: run 0\n  outcome: done 0" in second["messages"][1]["content"]
     stored = (tmp_path / "memory" / "session" / "summary.md").read_text()
     assert "done 0" in stored and "keep the wifi" not in stored and "Focus" not in stored
+
+
+def test_a_pass_sends_the_server_no_secret_and_stores_none_it_echoes(
+    server: FakeServer, tmp_path: Path
+) -> None:
+    """Issue 20: keys an agent saw in tool output never reach the summarizer server, and a
+    model echoing one (from an older summary) does not put it in summary.md."""
+    key, aws = "sk-proj-Ab3dEf6hIj9kLmN0pQrStUvWxYz12345", "AKIAIOSFODNN7EXAMPLE"
+    server.reply = f"Goal:\n- deploy\nProgress:\n- Request: deploy\n  outcome: used {key}"
+    cfg = CompactionConfig(
+        keep_recent_tokens=60,
+        summarizer=SummarizerConfig(
+            backend="openai", base_url=server.base_url, model="m", max_summary_tokens=300
+        ),
+    )
+    mm = MemoryManager(tmp_path / "memory", cfg)
+    mm.begin_run("Root: deploy the service")
+    output = f"OPENAI_API_KEY={key}\nAWS_ACCESS_KEY_ID={aws}\n" + "." * 300
+    mm.append({"type": "tool_call", "name": "bash", "tool_call_id": "c1",
+               "arguments": {"command": f"curl -H 'Authorization: Bearer {key}' api"}})  # fmt: skip
+    mm.append({"type": "tool_result", "name": "bash", "tool_call_id": "c1",
+               "content": output})  # fmt: skip
+    mm.begin_run("Next step")
+    result = mm.save(force=True, focus=f"remember {key}")
+    assert result.compacted and result.summary_backend == "openai", result.reason
+    sent = json.dumps([r["body"] for r in server.requests])
+    assert server.requests and key not in sent and aws not in sent
+    assert "[redacted" in sent
+    stored = (tmp_path / "memory" / "session" / "summary.md").read_text()
+    assert key not in stored and "used sk-…[redacted]" in stored
+    chunk = next((tmp_path / "memory" / "session" / "chunks").glob("chunk_*.jsonl"))
+    assert key in chunk.read_text(), "the events themselves are the lossless record"

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.errors import ConfigError
 from core.events import Event
+from core.redact import redact_event, redact_secrets
 from core.runs import HISTORY_SECTIONS, SPLIT_TURN_MARKER, TURN_PREFIX_SECTIONS
 from core.summarizer.base import (
     SPLIT_TURN_SEPARATOR,
@@ -97,18 +98,30 @@ def summarize_with_fallback(
     events: Sequence[Event],
     *,
     on_error: Callable[[Exception], None] | None = None,
+    redact: bool = True,
     **kw: Any,
 ) -> tuple[str, str]:
     """(summary, backend name); any failure of the summarizer makes the extractive one stand in
     and the backend name "extractive-fallback" (contract §8: a failing summarizer never stops a
-    pass). `on_error` sees the exception (its message never holds the API key)."""
+    pass). `on_error` sees the exception (its message never holds the API key).
+
+    `redact` (config `redact_secrets`, default on): the summarizer is given copies of the
+    events with their secrets masked (core.redact), the earlier summary and the focus too, and
+    its answer is masked again, so no key an agent saw reaches a summary, summary.md or an
+    `openai` summarizer server. The events themselves are not changed."""
+    if redact:
+        events = [redact_event(e) for e in events]
+        for key in ("previous_summary", "focus"):
+            if isinstance(kw.get(key), str):
+                kw[key] = redact_secrets(kw[key])
     try:
-        return summarizer.summarize(events, **kw), summarizer.name
+        text, used = summarizer.summarize(events, **kw), summarizer.name
     except Exception as exc:
         log.warning("summarizer %s failed, using the extractive one: %s", summarizer.name, exc)
         if on_error is not None:
             on_error(exc)
-        return ExtractiveSummarizer().summarize(events, **kw), FALLBACK_BACKEND
+        text, used = ExtractiveSummarizer().summarize(events, **kw), FALLBACK_BACKEND
+    return (redact_secrets(text) if redact else text), used
 
 
 __all__ = [

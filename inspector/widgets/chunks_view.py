@@ -64,6 +64,7 @@ from core.tokens import estimate_tokens
 from inspector.chunk_analysis import ChunkAnalysis, analyze_chunk
 from inspector.chunk_catalog import read_chunk_index, read_chunk_index_head
 from inspector.safe_text import one_line, safe_line, safe_text
+from inspector.source_compaction import side_by_side_text
 from inspector.tables import Column, Fitted, fit_columns, text_width
 from inspector.widgets.session_view import SessionView
 
@@ -372,6 +373,9 @@ def analysis_text(row: ChunkRow, analysis: ChunkAnalysis) -> Text:
         out.append("\n")
         if analysis.dropped:
             _listed(out, "", analysis.dropped, analysis.dropped_count, "yellow")
+    theirs = side_by_side_text(row.events or [], row.summary)  # the agent's own (issue 23)
+    if theirs is not None:
+        out.append_text(theirs)
     out.rstrip()
     return out
 
