@@ -380,3 +380,32 @@ def test_the_light_timeline_agrees_with_the_full_one(tmp_path: Path) -> None:
         )
         assert a.get("not_smaller") == b.get("not_smaller")
     assert sum(1 for r in light.rows if r.get("light")) == light.calls - 1
+
+
+def test_follow_writes_a_line_per_call_and_each_rebuilds(tmp_path: Path) -> None:
+    from core.follow import Follower
+    from tests.cli_util import SMALL_CONFIG
+
+    config = load_config(write_config(tmp_path / "c.yaml", **SMALL_CONFIG), tmp_path).config
+    mm = MemoryManager(tmp_path / "memory", config)
+    got: list[str] = []
+    original = mm.build_prompt
+
+    def spy(system_prompt: str, task: str, *, record: bool = True) -> list[dict[str, Any]]:
+        messages = original(system_prompt, task, record=record)
+        got.append(dumped(messages))
+        return messages
+
+    mm.build_prompt = spy  # type: ignore[method-assign]
+    log = tmp_path / "claude.jsonl"
+    follower = Follower(log, mm)
+    with log.open("ab") as f:
+        for line in (DATA / "claude_code_session.jsonl").read_bytes().splitlines(keepends=True):
+            f.write(line)
+            f.flush()
+            follower.poll_once()
+            follower.live.idle()
+    follower.finish()
+    mm.close()
+    assert follower.stats.calls == len(got) and follower.stats.compactions > 0
+    assert_all_rebuilt(mm.paths, got)
