@@ -227,6 +227,15 @@ class Catalog:
             return self._full[i]
         return read_entry(self.paths, self.entries[i])
 
+    def entry_extra(self, chunk_id: str, *, recent: int = 64) -> dict[str, Any] | None:
+        """The extra fields of chunk `chunk_id`'s entry, searched among the `recent` newest
+        (a continued turn's chunks are recent); None when it is not there."""
+        for i in range(len(self.entries) - 1, max(-1, len(self.entries) - 1 - recent), -1):
+            if self.entries[i].chunk_id == chunk_id:
+                extra = self.chunk_entry(i).extra
+                return extra if isinstance(extra, dict) else None
+        return None
+
     def folded_before(self, n: int) -> int:
         """Rolling Summary lines folded from the first n entries."""
         return self.entries[n - 1].folded_total if n > 0 else 0

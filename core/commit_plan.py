@@ -275,7 +275,11 @@ def _head(
         "role": "system",
         "content": summaries.prefix,
         "ts": stamp,
-        "meta": {"synthetic": SYNTHETIC_KIND, "chunk_id": chunk_id},
+        "meta": {
+            "synthetic": SYNTHETIC_KIND,
+            "chunk_id": chunk_id,
+            "turn_start_event_id": plan.turn_start_event_id,
+        },
     }
     head.append(synthetic)
     notes.append(
@@ -316,8 +320,26 @@ def _entry(
         last_event_id=compacted[-1].get("id"),
         summary=summaries.summary,
         cut_meta=cut_meta,
-        extra={"summary_backend": summaries.backend, "path": plan.path, "trigger": trigger},
+        extra={
+            "summary_backend": summaries.backend,
+            "path": plan.path,
+            "trigger": trigger,
+            **_turn_start_chunk(plan, chunk_id),
+        },
     )
+
+
+def _turn_start_chunk(plan: CompactionPlan, chunk_id: str) -> dict[str, str | None]:
+    """`turn_start_chunk_id` for a split turn's entry: the chunk that holds the turn's
+    user_input from now on (this one, or for a continued turn the earlier one the plan names);
+    null when that input is the pinned root, which stays in the hot window."""
+    if not plan.is_split_turn:
+        return {}
+    if plan.turn_continued:
+        return {"turn_start_chunk_id": plan.turn_start_chunk_id} if plan.turn_start_chunk_id else {}
+    if plan.turn_start_index is not None and plan.turn_start_index == plan.pinned_root_index:
+        return {"turn_start_chunk_id": None}
+    return {"turn_start_chunk_id": chunk_id}
 
 
 def _hot_window_bytes(snapshot: Snapshot, head: Sequence[Event], cut: int) -> bytes:

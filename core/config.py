@@ -67,6 +67,7 @@ _TOP_SPECS: dict[str, _Spec] = {
     "hot_window_events": ("int", 1, True, _MAX_COUNT),
     "summary_max_chunks": ("int", 1, True, _MAX_COUNT),
     "max_rolling_summary_lines": ("int", 2, True, _MAX_COUNT),
+    "compact_headroom_percent": ("number", 0, True, 50),
     "lock_timeout_seconds": ("number", 0, False, _MAX_SECONDS),
     "fsync_interval_ms": ("int", 1, True, 60_000),
 }
@@ -194,6 +195,9 @@ class CompactionConfig:
     hot_window_events: int = 40
     summary_max_chunks: int = 8
     max_rolling_summary_lines: int = 100
+    compact_headroom_percent: float = 10.0
+    """After a pass the predicted prompt must be this share of the window below the trigger
+    threshold, else the cut moves forward (contract §5, Headroom; core.headroom)."""
     lock_timeout_seconds: float = 10.0
     models: Mapping[str, int] = field(default_factory=ModelWindows)
     summarizer: SummarizerConfig = field(default_factory=SummarizerConfig)

@@ -53,9 +53,10 @@ from core.config import CompactionConfig
 from core.errors import IndexCorruptError, SessionMemoryError, StoreError
 from core.events import Event, new_event_id, now_ts
 from core.faults import fault_point
+from core.headroom import headroom_for, pushed_out_summary
 from core.jsonl import stored_events_bytes
 from core.paths import MemoryPaths
-from core.planner import CompactionPlan, plan_compaction
+from core.planner import CompactionPlan, plan_compaction, resolve_turn_start_chunk
 from core.recovery import recover_locked
 from core.snapshot import EventsSnapshot
 from core.state import SessionState
@@ -67,6 +68,7 @@ from core.summaries import (
 from core.summarizer import (
     Summarizer,
     SummaryKind,
+    continued_turn_prefix,
     split_turn_overhead_tokens,
     split_turn_summary,
     summarize_with_fallback,
@@ -250,11 +252,25 @@ def _pass_on_snapshot(
         result.kept_event_count = snap.event_count
         timings["total"] = _ms(t_total)
         return result
-    plan = plan_compaction(snap.events, config, tokens=snap.tokens)
+    headroom = headroom_for(
+        state,
+        config,
+        model,
+        store.summary_estimate(),
+        pushed_out_summary(len(catalog), catalog.summary, config.summary_max_chunks),
+    )
+    plan = plan_compaction(snap.events, config, tokens=snap.tokens, headroom=headroom)
+    plan = resolve_turn_start_chunk(plan, catalog.entry_extra)
     result.plan = plan
     timings["plan"] = _ms(t)
     if not plan.useful or plan.cut_index is None:
         result.reason = f"no useful cut: {plan.reason}"
+        result.kept_event_count = snap.event_count
+        timings["total"] = _ms(t_total)
+        return result
+    before = _grows(decision, plan.predicted_after_tokens, force)
+    if before is not None:
+        result.reason = _not_smaller(plan.predicted_after_tokens, before)
         result.kept_event_count = snap.event_count
         timings["total"] = _ms(t_total)
         return result
@@ -290,7 +306,50 @@ def _pass_on_snapshot(
         if not _rotated(store, state):
             raise
         return _abandon(result, "abandoned: the session was rotated during the pass", t_total)
-    return _commit(store, snap, state, catalog, commit, pending, index_key, result, t, t_total)
+    # The summaries are written now: the prompt after the pass is known but for the provider's
+    # count. A token-triggered pass that would not make it smaller is dropped (contract §5).
+    predicted = headroom.calibration.predict(commit.prompt_estimate(()))
+    before = _grows(decision, predicted, force)
+    if before is not None:
+        with store.lock():
+            delete_pending(paths, pending.pending_id)
+        result.reason = _not_smaller(predicted, before)
+        result.kept_event_count = snap.event_count
+        timings["total"] = _ms(t_total)
+        return result
+    return _commit(
+        store,
+        snap,
+        state,
+        catalog,
+        commit,
+        pending,
+        index_key,
+        result,
+        t,
+        t_total,
+        headroom.window,
+    )
+
+
+def _grows(decision: TriggerDecision, predicted: int | None, force: bool) -> int | None:
+    """The prompt before, when a token-triggered pass would not make it smaller (predicted
+    after ≥ before); None when the pass may go on (contract §5, Headroom)."""
+    before = decision.prompt_tokens
+    if force or decision.trigger != "tokens" or before is None or predicted is None:
+        return None
+    return before if predicted >= before else None
+
+
+def _not_smaller(predicted: int | None, before: int) -> str:
+    added = (predicted or 0) - before
+    effect = (
+        f"it would grow the prompt by {added:,} tokens" if added > 0 else "it would not shrink it"
+    )
+    return (
+        "not committed: the prompt after the pass would not be smaller than before "
+        f"(predicted {predicted:,} tokens after it, {before:,} before; {effect})"
+    )
 
 
 @dataclass(frozen=True)
@@ -406,7 +465,10 @@ def _summarise(
             if history_events and history_budget > 0
             else ""
         )
-        chunk_summary = split_turn_summary(history_text, prefix_text)
+        # A continued turn's request is named by the chunk that compacted its user_input
+        # and by the synthetic event; this chunk points back instead (contract §5).
+        chunk_prefix = continued_turn_prefix(prefix_text) if plan.turn_continued else prefix_text
+        chunk_summary = split_turn_summary(history_text, chunk_prefix)
     else:
         chunk_summary = summarize(
             [events[i] for i in plan.compacted_indices()], "history", max_summary
@@ -448,6 +510,7 @@ def _commit(
     result: PassResult,
     t: float,
     t_total: float,
+    window: int,
 ) -> PassResult:
     """Stage every file the commit publishes, publish them under the lock, make the renames
     durable, then delete the evidence."""
@@ -457,7 +520,9 @@ def _commit(
         return _abandon(result, "abandoned: the session was rotated during the pass", t_total)
     timings["stage_commit"] = _ms(t)
     t = time.perf_counter()
-    outcome = _publish_commit(store, snap, state, catalog, commit, pending, index_key, stage)
+    outcome = _publish_commit(
+        store, snap, state, catalog, commit, pending, index_key, stage, window
+    )
     if isinstance(outcome, str):
         return _abandon(result, outcome, t_total)
     carried, quarantined, folders = outcome
@@ -529,6 +594,7 @@ def _publish_commit(
     pending: _Pending,
     index_key: tuple[int, int, int, int] | None,
     stage: dict[str, Path],
+    window: int,
 ) -> tuple[list[Event], int, list[int]] | str:
     """Under the session lock: check the pass still holds, then rename (or append) each file
     in the order recovery relies on, a fault point after each. Returns the events appended
@@ -572,6 +638,7 @@ def _publish_commit(
             store,
             commit.prompt_estimate(tail.events),
             commit.anchor_event_id(tail.events),
+            window,
             sync_folder=False,
         )
         fault_point("after_state_write")
@@ -724,13 +791,16 @@ def _after_compaction_state(
     store: SessionStore,
     prompt_estimate: int,
     last_event_id: str | None,
+    window: int,
     *,
     sync_folder: bool = True,
 ) -> None:
-    """The trigger's figure becomes the new hot window plus summary.md, by estimate, and grows
-    again with every append, so the next pass neither fires on the stale pre-compaction figure
-    nor goes blind during a long run (contract §5)."""
+    """The trigger's figure becomes the predicted size of the new hot window plus summary.md
+    (`overhead + ratio × estimate`, contract §5 Calibration), and grows again with every
+    append, so the next pass neither fires on the stale pre-compaction figure nor goes blind
+    during a long run."""
     state = store.read_state()
-    state.reset_prompt_tokens(prompt_estimate, last_event_id)
+    predicted = state.calibration(window).predict(prompt_estimate)
+    state.reset_prompt_tokens(predicted, last_event_id, prompt_estimate)
     state.counters["compactions"] = state.counters.get("compactions", 0) + 1
     store.write_state(state, sync_folder=sync_folder)

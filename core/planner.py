@@ -32,13 +32,15 @@ everything compacted and `prefix` is None.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+import dataclasses
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Literal, Protocol
 
 from core.events import KNOWN_TYPES, CutClass, Event, cut_class, is_ambient, is_synthetic
-from core.text import compact_json
+from core.headroom import Headroom
+from core.text import compact_json, content_text
 from core.tokens import estimate_event_tokens
 
 PathName = Literal["token", "count"]
@@ -173,6 +175,24 @@ class CompactionPlan:
     hot_window_events: int
     notes: tuple[str, ...]
     """Human-readable account of every decision, in order."""
+    headroom_moves: int = 0
+    """How many legal cuts the cut moved forward so that the predicted prompt after the pass
+    is not above `headroom_limit` (contract §5, Headroom)."""
+    predicted_after_tokens: int | None = None
+    """The prompt right after the pass, predicted (core.headroom); None: not predicted."""
+    headroom_limit: int | None = None
+    """`T − compact_headroom_percent% × window` when headroom applies, else None."""
+    turn_continued: bool = False
+    """Split turn whose user_input an earlier pass compacted: the turn's part in this window
+    begins at that pass's synthetic event (`turn_start_index`), and `turn_start_event_id`
+    is the input that event names (contract §5, Turn start)."""
+    turn_start_chunk_id: str | None = None
+    """Continued turn: the chunk that holds its user_input. The planner knows the chunk of the
+    synthetic event (`meta.chunk_id`); `resolve_turn_start_chunk` follows that chunk's index
+    entry (`turn_start_chunk_id`) to the one that holds the input. None otherwise."""
+    turn_request: str | None = None
+    """A split turn's request, shortened (its user_input's text, or what the synthetic event
+    says under `Original request:`), for labels."""
 
     def compacted_indices(self) -> list[int]:
         """Events that go to the chunk, in order; the pinned root is never among them."""
@@ -229,6 +249,12 @@ class CompactionPlan:
             "hot_window_events": self.hot_window_events,
             "token_path": self.token_path.to_json(),
             "count_path": self.count_path.to_json(),
+            "headroom_moves": self.headroom_moves,
+            "predicted_after_tokens": self.predicted_after_tokens,
+            "headroom_limit": self.headroom_limit,
+            "turn_continued": self.turn_continued,
+            "turn_start_chunk_id": self.turn_start_chunk_id,
+            "turn_request": self.turn_request,
             "notes": list(self.notes),
         }
 
@@ -269,8 +295,12 @@ def plan_compaction(
     config: PlannerConfig,
     *,
     tokens: Sequence[int] | None = None,
+    headroom: Headroom | None = None,
 ) -> CompactionPlan:
-    """Choose the cut (token path first, count path as fallback) and explain the choice."""
+    """Choose the cut (token path first, count path as fallback) and explain the choice.
+
+    `headroom`: predict the prompt after the pass and, when the headroom applies, move the cut
+    forward while that prediction is above its limit (contract §5, Headroom)."""
     n = len(events)
     toks = _token_estimates(events, tokens)
     keep = config.keep_recent_tokens
@@ -306,7 +336,23 @@ def plan_compaction(
         )
         notes.append(f"no compaction: {reason}")
         return _no_cut(base, reason, total, notes)
-    return _cut_plan(an, chosen, chosen.cut_index, toks, base, notes)
+    cut, pulled = chosen.cut_index, chosen.pulled_in
+    moves = 0
+    predicted: int | None = None
+    if headroom is not None:
+        cut, pulled, moves, predicted = _headroom(an, toks, cut, pulled, headroom, notes)
+    return _cut_plan(
+        an,
+        chosen,
+        cut,
+        toks,
+        base,
+        notes,
+        pulled=pulled,
+        headroom_moves=moves,
+        predicted_after_tokens=predicted,
+        headroom_limit=headroom.limit if headroom is not None and headroom.active else None,
+    )
 
 
 def _token_estimates(events: Sequence[Event], tokens: Sequence[int] | None) -> list[int]:
@@ -347,8 +393,13 @@ def _cut_plan(
     toks: Sequence[int],
     base: dict[str, Any],
     notes: list[str],
+    *,
+    pulled: Span | None,
+    headroom_moves: int,
+    predicted_after_tokens: int | None,
+    headroom_limit: int | None,
 ) -> CompactionPlan:
-    """The plan for the chosen path's cut `c`: root pin, split turn, ranges and estimates."""
+    """The plan for the final cut `c`: root pin, split turn, ranges and estimates."""
     events = an.events
     n = an.n
     total = sum(toks)
@@ -359,7 +410,8 @@ def _cut_plan(
             "verbatim and is in neither the chunk nor any summary"
         )
 
-    is_split, turn_start = _split_turn(an, c, pinned, notes)
+    turn = _split_turn(an, c, pinned, notes)
+    is_split, turn_start = turn.is_split, turn.start_index
     if is_split and turn_start is not None:
         history: Span = (0, turn_start)
         turn_prefix: Span = (turn_start, c)
@@ -397,16 +449,20 @@ def _cut_plan(
         pinned_root_event_id=event_id(events[pinned]) if pinned is not None else None,
         is_split_turn=is_split,
         turn_start_index=turn_start if is_split else None,
-        turn_start_event_id=(
-            event_id(events[turn_start]) if is_split and turn_start is not None else None
-        ),
+        turn_start_event_id=turn.start_event_id if is_split else None,
         history=history,
         prefix=prefix,
-        pulled_in=chosen.pulled_in,
+        pulled_in=pulled,
         reason=None,
         kept_tokens_estimate=kept,
         compacted_tokens=total - kept,
         notes=tuple(notes),
+        headroom_moves=headroom_moves,
+        predicted_after_tokens=predicted_after_tokens,
+        headroom_limit=headroom_limit,
+        turn_continued=turn.continued,
+        turn_start_chunk_id=turn.chunk_id,
+        turn_request=turn.request,
     )
 
 
@@ -660,31 +716,189 @@ def _count_path(an: _Analysis, hot: int, notes: list[str]) -> PathTrace:
     return _finish(an, "count", start, notes, steps, candidate_index=target, snapped_index=snapped)
 
 
-def _split_turn(
-    an: _Analysis, c: int, pinned: int | None, notes: list[str]
-) -> tuple[bool, int | None]:
-    """(is split turn, turn start index) for the final cut c."""
+@dataclass(frozen=True)
+class _Turn:
+    is_split: bool
+    start_index: int | None = None
+    """Where the turn's part of the window begins: its user_input, or (continued) the synthetic
+    event of the earlier pass that compacted that input."""
+    start_event_id: str | None = None
+    continued: bool = False
+    chunk_id: str | None = None
+    request: str | None = None
+
+
+def _split_turn(an: _Analysis, c: int, pinned: int | None, notes: list[str]) -> _Turn:
+    """Whether the final cut c splits a turn, and that turn's start (contract §5, Split turn
+    and Turn start): the latest user_input before the cut in append order. When an earlier
+    pass compacted it, the window holds that pass's synthetic event instead (after the pinned
+    root, before the rest of the turn) and the input is the one its
+    `meta.turn_start_event_id` names (an older event without it: the synthetic event's id)."""
     f = next((i for i in range(c, an.n) if not an.ambient[i]), None)
     if f is None or an.classes[f] is CutClass.BOUNDARY:
         if f is not None:
             notes.append(f"not a split turn: the hot window opens on a turn boundary (event {f})")
-        return False, None
+        return _Turn(False)
     if an.root is None or an.root >= f:
         notes.append(
             f"not a split turn: no turn boundary precedes event {f} ({an.kind(f)}) it opens on"
         )
-        return False, None
-    s = next(i for i in range(c - 1, -1, -1) if an.classes[i] is CutClass.BOUNDARY)
+        return _Turn(False)
+    s = next(
+        (
+            i
+            for i in range(c - 1, -1, -1)
+            if an.classes[i] is CutClass.BOUNDARY or is_synthetic(an.events[i])
+        ),
+        None,
+    )
+    assert s is not None  # the root precedes the cut
+    if an.classes[s] is not CutClass.BOUNDARY:
+        meta = an.events[s].get("meta")
+        named = meta.get("turn_start_event_id") if isinstance(meta, dict) else None
+        start_id = named if isinstance(named, str) and named else event_id(an.events[s])
+        chunk = meta.get("chunk_id") if isinstance(meta, dict) else None
+        chunk_id = chunk if isinstance(chunk, str) else None
+        request = _request_of(an.events[s])
+        notes.append(
+            f"split turn: the hot window opens on {an.kind(f)} at {f}, inside the turn whose "
+            f"user_input ({start_id}) an earlier pass compacted"
+            + (f" (the synthetic event came from chunk {chunk_id})" if chunk_id else "")
+            + (f" (request: {request})" if request else "")
+            + f"; its synthetic event {s} stands for it; no history part: the prefix "
+            "continues that turn"
+        )
+        return _Turn(True, s, start_id, continued=True, chunk_id=chunk_id, request=request)
     if s == pinned and c == s + 1:
         notes.append(
             f"not a split turn: only the pinned root lies between its turn start ({s}) and the cut"
         )
-        return False, None
+        return _Turn(False)
+    request = _request_of(an.events[s])
     notes.append(
         f"split turn: the hot window opens on {an.kind(f)} at {f}, inside the turn started by "
-        f"event {s} ({an.kind(s)})"
+        f"event {s} ({an.kind(s)}"
+        + (", the pinned root" if s == pinned else "")
+        + (f": {request})" if request else ")")
     )
-    return True, s
+    return _Turn(True, s, event_id(an.events[s]), request=request)
+
+
+def _request_of(event: Event) -> str | None:
+    """A turn's request, shortened to one line, from its user_input or from the synthetic
+    event that stands for it (`Original request:`); None when there is no text."""
+    from core.runs import flatten_summary  # only split turns need it
+
+    text = content_text(event.get("content"))
+    if is_synthetic(event):
+        text = flatten_summary(text).request
+    line = " ".join(text.split())
+    if not line:
+        return None
+    return line if len(line) <= 80 else line[:79] + "…"
+
+
+def _headroom(
+    an: _Analysis,
+    toks: Sequence[int],
+    c: int,
+    pulled: Span | None,
+    hr: Headroom,
+    notes: list[str],
+) -> tuple[int, Span | None, int, int]:
+    """(cut, pulled-in span, moves, predicted prompt after): while headroom applies and the
+    predicted prompt after the pass is above its limit, the next legal cut, with leading
+    context pulled in again; never past the last legal cut (contract §5, Headroom)."""
+    pre = [0]
+    for t in toks:
+        pre.append(pre[-1] + t)
+    total = pre[-1]
+    n = an.n
+    # Built when the cut has to move: first_open[c], the first event at or after c that is
+    # not ambient context (n: none); last_start[c], the last turn boundary or synthetic event
+    # before c (-1: none). With them each candidate's split-turn check is O(1), as
+    # _split_turn decides it (the first prediction asks _split_turn itself).
+    first_open: list[int] = []
+    last_start: list[int] = []
+
+    def build() -> None:
+        first_open.extend([n] * (n + 1))
+        for i in range(n - 1, -1, -1):
+            first_open[i] = first_open[i + 1] if an.ambient[i] else i
+        last_start.extend([-1] * (n + 1))
+        for i in range(n):
+            starts = an.classes[i] is CutClass.BOUNDARY or is_synthetic(an.events[i])
+            last_start[i + 1] = i if starts else last_start[i]
+
+    def split_start(cut: int, pinned: int | None) -> int | None:
+        if not first_open:
+            return _split_turn(an, cut, pinned, []).start_index
+        f = first_open[cut]
+        if f == n or an.classes[f] is CutClass.BOUNDARY:
+            return None
+        if an.root is None or an.root >= f:
+            return None
+        s = last_start[cut]
+        if an.classes[s] is CutClass.BOUNDARY and s == pinned and cut == s + 1:
+            return None
+        return s
+
+    def predict(cut: int) -> int:
+        pinned = an.root if an.root is not None and an.root < cut else None
+        kept = total - pre[cut] + (toks[pinned] if pinned is not None else 0)
+        start = split_start(cut, pinned)
+        prefix: tuple[int, bool] | None = None
+        if start is not None:
+            s = start
+            in_prefix = (
+                pre[cut] - pre[s] - (toks[pinned] if pinned is not None and pinned >= s else 0)
+            )
+            history = s - (1 if pinned is not None and pinned < s else 0)
+            prefix = (in_prefix, history > 0)
+        return hr.predict_after(kept, total - kept, prefix)
+
+    predicted = predict(c)
+    limit = hr.limit
+    if not hr.active or limit is None:
+        if hr.threshold is not None and not hr.active:
+            notes.append(
+                f"headroom: not applied (the calibration has {hr.calibration.samples} sample"
+                f"{_s(hr.calibration.samples)}, it needs 2); predicted prompt after the pass "
+                f"{predicted:,}"
+            )
+        return c, pulled, 0, predicted
+    start, first = c, predicted
+    c_pre = pulled[1] if pulled is not None else c
+    moves = 0
+    while predicted > limit:
+        if not first_open:
+            build()
+        nxt = an.next_legal_after(c_pre)
+        if nxt is None:
+            notes.append(
+                f"headroom: predicted prompt after the pass {predicted:,} is still above "
+                f"{limit:,}, but no legal cut lies after {c_pre}: the cut stays at {c}"
+            )
+            break
+        c_pre = nxt
+        c = an.ambient_start[c_pre]
+        pulled = (c, c_pre) if c < c_pre else None
+        moves += 1
+        predicted = predict(c)
+    why = (
+        f"threshold {hr.threshold:,} − compact_headroom_percent {hr.headroom_percent:g}% × "
+        f"window {hr.window:,} = {limit:,}"
+    )
+    if moves:
+        notes.append(
+            f"headroom: the prompt after a cut at {start} would be {first:,} tokens "
+            f"(overhead {hr.calibration.overhead:,} + ratio {hr.calibration.ratio:.2f} × "
+            f"estimate), above {why}; the cut moves {moves} legal cut{_s(moves)} forward to "
+            f"{c}, predicted {predicted:,}"
+        )
+    else:
+        notes.append(f"headroom: predicted prompt after the pass {predicted:,} ≤ {why}")
+    return c, pulled, moves, predicted
 
 
 def _call_key(event: Event) -> Hashable | None:
@@ -725,3 +939,20 @@ def _range_text(span: Span, pinned: int | None) -> str:
 
 def _s(count: int) -> str:
     return "" if count == 1 else "s"
+
+
+def resolve_turn_start_chunk(
+    plan: CompactionPlan, entry_extra: Callable[[str], dict[str, Any] | None]
+) -> CompactionPlan:
+    """A continued turn's plan with `turn_start_chunk_id` set to the chunk that holds the
+    turn's user_input. `entry_extra(chunk_id)` gives an index entry's extra fields (None: no
+    such entry); the entry of the chunk the synthetic event came from names that chunk in its
+    `turn_start_chunk_id` (an older entry without it: that chunk itself is taken)."""
+    if not plan.turn_continued or plan.turn_start_chunk_id is None:
+        return plan
+    extra = entry_extra(plan.turn_start_chunk_id)
+    named = extra.get("turn_start_chunk_id") if extra is not None else None
+    if not isinstance(named, str) or named == plan.turn_start_chunk_id:
+        return plan
+    notes = (*plan.notes[:-1], f"the turn's user_input is in chunk {named}", plan.notes[-1])
+    return dataclasses.replace(plan, turn_start_chunk_id=named, notes=notes)

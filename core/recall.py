@@ -28,6 +28,18 @@ alone. The per-(term, chunk) figures are quantised integers computed from the ch
 a persisted index and a fresh in-memory build give equal answers. Phrases (a quoted part of the
 query, or the whole query when it has several words) lift the chunks that hold them verbatim
 above those that only share words.
+
+Exact matches (issue 19): a query of one blank-free token that has parts (`package.json`,
+`this.agent.state.isStreaming`, `hideOAuthSelector`, `../coding-agent/test/compaction.test.ts`)
+is also looked for whole, after dropping a leading `./`, `@` or `~`. The chunks that hold it
+verbatim as a name (case-insensitive; not inside a longer name: `fix.py` is not in
+`apply_fix.py`, `bgGreen` not in `bgGreenBright`) are lifted above every chunk that only holds
+its parts. Candidates are the first places by score plus the chunks that hold the query's
+longest identifier term (up to EXACT_CANDIDATES), so a mention inside a long file dump, which
+BM25 weighs little, is still found. Only candidates that hold that term are read to check
+(when none does, those holding every word of the query), best first and only until `limit` of
+them hold the query: a chunk file read costs more than a postings look-up, and a persistent
+index must not read every candidate's file.
 """
 
 from __future__ import annotations
@@ -69,6 +81,11 @@ WEIGHT_SCALE = 1000
 MAX_MATCHED_EVENTS = 20
 PHRASE_WINDOW = 5
 """Candidates (beyond the limit, at least this many) checked for a verbatim phrase."""
+EXACT_CANDIDATES = 50
+"""At most this many chunks holding an exact query's identifier term join the candidates
+(best scores first): an identifier is rare, so this bounds the chunk reads of a common one."""
+_EXACT_LEAD = re.compile(r"^(?:\./|[@~])+")
+"""What a query may carry before the name it means: `./src/x.ts`, `@src/x.ts`, `~/.pi/x`."""
 
 _CJK_RUNS: list[re.Pattern[str]] = []
 
@@ -293,16 +310,39 @@ class QueryTerms:
     (normalized, blanks collapsed). (Internal records here are plain classes: a frozen
     dataclass costs ~1 ms to define, and a cold recall imports this module.)"""
 
-    __slots__ = ("phrases", "weights")
+    __slots__ = ("exact", "exact_terms", "phrases", "weights")
 
-    def __init__(self, weights: dict[str, float], phrases: tuple[str, ...]) -> None:
+    def __init__(
+        self,
+        weights: dict[str, float],
+        phrases: tuple[str, ...],
+        exact: tuple[str, ...] = (),
+        exact_terms: tuple[str, ...] = (),
+    ) -> None:
         self.weights = weights
         self.phrases = phrases
+        self.exact = exact
+        """The whole query (folded, leading `./ @ ~` dropped) when it is one token with parts:
+        the chunks holding it verbatim come first."""
+        self.exact_terms = exact_terms
+        """The longest identifier terms of `exact`: the chunks holding them are candidates."""
+
+
+def exact_needle(query: str) -> str | None:
+    """The whole query as a name to find verbatim (folded, a leading `./`, `@` or `~`
+    dropped), when it is one blank-free token with several terms; else None."""
+    text = unicodedata.normalize("NFKC", query).strip().strip("\"'“”`")
+    if not text or any(c.isspace() for c in text):
+        return None
+    text = _EXACT_LEAD.sub("", text)
+    if len(set(_terms(text))) < 2:
+        return None
+    return text.lower()
 
 
 def query_terms(query: str) -> QueryTerms:
-    """Terms of a query (whole identifiers weigh IDENTIFIER_WEIGHT) and its phrases: each
-    quoted part, else the whole query when it has blanks between words."""
+    """Terms of a query (whole identifiers weigh IDENTIFIER_WEIGHT), its phrases (each quoted
+    part, else the whole query when it has blanks between words) and its exact needle."""
     nfkc = unicodedata.normalize("NFKC", query)
     weights: dict[str, float] = {}
     for term in _terms(nfkc):
@@ -320,7 +360,22 @@ def query_terms(query: str) -> QueryTerms:
         phrase = _SPACES.sub(" ", text.lower()).strip(" \"'“”")
         if " " in phrase and _tokens(phrase):
             phrases.append(phrase)
-    return QueryTerms(weights, tuple(dict.fromkeys(phrases)))
+    needle = exact_needle(nfkc)
+    exact: tuple[str, ...] = ()
+    exact_terms: tuple[str, ...] = ()
+    named = [t for t, w in weights.items() if w > 1.0 and needle is not None and t in needle]
+    if needle is not None and named:  # an identifier (joined or CamelCase), not a CJK run
+        exact = (needle,)
+        longest = max(len(t) for t in named)
+        exact_terms = tuple(t for t in named if len(t) == longest)
+    return QueryTerms(weights, tuple(dict.fromkeys(phrases)), exact, exact_terms)
+
+
+def _exact_runs(needle: str) -> list[str]:
+    """The words of a needle that any text holding it whole holds as terms of its own (its
+    alphanumeric runs, stop words aside): a chunk missing one cannot hold the needle."""
+    runs = _A_PART.findall(needle) if needle.isascii() else _PART.findall(needle)
+    return sorted({r for r in runs if r not in STOPWORDS})
 
 
 def event_search_text(event: Event) -> str:
@@ -696,8 +751,8 @@ def search(parts: Sequence[Part], query: str, limit: int = 5) -> RecallResult:
     n_docs = sum(p.corpus.doc_count() for p in parts)
     if not n_docs:
         return RecallResult([], 0)
-    window = limit + PHRASE_WINDOW if q.phrases else limit
-    scores, found = _score(parts, q, terms, n_docs, window)
+    window = limit + PHRASE_WINDOW if q.phrases or q.exact else limit
+    scores, found, weights = _score(parts, q, terms, n_docs, window)
     if not scores:
         return RecallResult([], 0)
     docs: dict[tuple[int, Hashable], RecallDoc] = {}
@@ -717,6 +772,8 @@ def search(parts: Sequence[Part], query: str, limit: int = 5) -> RecallResult:
         return RecallResult([], 0)
     floor = top[-1]  # every tie at the window's edge is a candidate: ids break ties
     ranked = sorted(((k, s) for k, s in scores.items() if s >= floor), key=order)[:window]
+    if q.exact_terms:
+        ranked = _with_exact_candidates(parts, q, weights, scores, ranked, order)
     loaded: dict[tuple[int, Hashable], Sequence[Event]] = {}
 
     def events_of(k: tuple[int, Hashable]) -> Sequence[Event]:
@@ -733,6 +790,18 @@ def search(parts: Sequence[Part], query: str, limit: int = 5) -> RecallResult:
             ),
             key=order,
         )
+    elif q.exact and ranked:
+        # Best first, only the candidates that may hold the query are read, and only until
+        # `limit` of them hold it: a lifted chunk below those could not reach the results.
+        lift = ranked[0][1]
+        may_hold = _may_hold(parts, [k for k, _ in ranked], q)
+        holders: set[tuple[int, Hashable]] = set()
+        for k, _s in ranked:
+            if len(holders) >= limit:
+                break
+            if k in may_hold and _holds_exact(doc_of(k), events_of(k), q.exact):
+                holders.add(k)
+        ranked = sorted(((k, s + lift if k in holders else s) for k, s in ranked), key=order)
     hits: list[RecallHit] = []
     matched_terms = [t for t in terms if t in found]
     strong = frozenset(t for t in matched_terms if q.weights[t] > 1.0)
@@ -745,7 +814,7 @@ def search(parts: Sequence[Part], query: str, limit: int = 5) -> RecallResult:
                 source=d.source,
                 score=score,
                 summary=d.summary,
-                events=_matched_events(events_of(k), matched_terms, strong, q.phrases),
+                events=_matched_events(events_of(k), matched_terms, strong, q.phrases, q.exact),
                 session_id=part.session_id,
                 archived=part.archived,
             )
@@ -753,9 +822,74 @@ def search(parts: Sequence[Part], query: str, limit: int = 5) -> RecallResult:
     return RecallResult.of(hits)
 
 
+def _may_hold(
+    parts: Sequence[Part], keys: Sequence[tuple[int, Hashable]], q: QueryTerms
+) -> set[tuple[int, Hashable]]:
+    """The candidates worth reading to see whether they hold an exact query whole: those
+    holding its identifier term (`module_4.py`), or when none does (the name sits inside a
+    longer path: `/Users/me/.pi/agent/settings.json` for `~/.pi/agent/settings.json`), those
+    holding every word of it. A chunk file read costs more than a postings look-up."""
+    if not q.exact:
+        return set()
+    by_part: dict[int, list[Hashable]] = {}
+    for p, key in keys:
+        by_part.setdefault(p, []).append(key)
+
+    def holding(terms: Sequence[str], every: bool) -> set[tuple[int, Hashable]]:
+        out: set[tuple[int, Hashable]] = set()
+        for p, part_keys in by_part.items():
+            sets = [
+                {key for key, _b, _t in parts[p].corpus.postings_for(t, part_keys)} for t in terms
+            ]
+            if sets:
+                held = set.intersection(*sets) if every else set.union(*sets)
+                out.update((p, key) for key in held)
+        return out
+
+    named = holding(q.exact_terms, every=False)
+    if named:
+        return named
+    out: set[tuple[int, Hashable]] = set()
+    for needle in q.exact:
+        out |= holding(_exact_runs(needle), every=True)
+    return out
+
+
+def _with_exact_candidates(
+    parts: Sequence[Part],
+    q: QueryTerms,
+    weights: Mapping[str, float],
+    scores: dict[tuple[int, Hashable], float],
+    ranked: list[tuple[tuple[int, Hashable], float]],
+    order: Callable[[tuple[tuple[int, Hashable], float]], tuple[float, str, str, str]],
+) -> list[tuple[tuple[int, Hashable], float]]:
+    """`ranked` plus the chunks holding an exact query's identifier term (scored in full as
+    the others are; at most EXACT_CANDIDATES of them, best first), in rank order."""
+    have = {k for k, _ in ranked}
+    holders: dict[int, set[Hashable]] = {}
+    for p, part in enumerate(parts):
+        for term in q.exact_terms:
+            for key, _best, _total in part.corpus.postings([term]).get(term, ()):
+                if (p, key) not in have:
+                    holders.setdefault(p, set()).add(key)
+    if not holders:
+        return ranked
+    full: dict[tuple[int, Hashable], float] = {}
+    for p, keys in holders.items():
+        wanted = sorted(keys, key=repr)
+        for term in sorted(weights, key=lambda t: (-weights[t], t)):
+            w = weights[term]
+            for key, best, total in parts[p].corpus.postings_for(term, wanted):
+                full[(p, key)] = full.get((p, key), 0.0) + term_score(w, best, total)
+    extra = sorted(full.items(), key=order)[:EXACT_CANDIDATES]
+    for k, v in extra:
+        scores[k] = v
+    return sorted([*ranked, *extra], key=order)
+
+
 def _score(
     parts: Sequence[Part], q: QueryTerms, terms: Sequence[str], n_docs: int, window: int
-) -> tuple[dict[tuple[int, Hashable], float], set[str]]:
+) -> tuple[dict[tuple[int, Hashable], float], set[str], dict[str, float]]:
     """Scores of the documents that can reach the first `window` places, and the query terms
     some document holds. Terms go rarest first (highest weighted idf); once the window's
     lowest score exceeds what every remaining term could still add (MaxScore), a document not
@@ -793,7 +927,7 @@ def _score(
                     for p, keys in by_part.items():
                         for key, best, total in parts[p].corpus.postings_for(later, keys):
                             scores[(p, key)] += term_score(w, best, total)
-                return scores, set(order)
+                return scores, set(order), weights
         w = weights[term]
         c = w * (BM25_K1 + 1.0)
         get = scores.get
@@ -805,7 +939,7 @@ def _score(
                 scores[k] = get(k, 0.0) + c * (
                     best / WEIGHT_SCALE + REST_SHARE * rest_w / (rest_w + REST_K)
                 )
-    return scores, set(order)
+    return scores, set(order), weights
 
 
 def _fold(text: str) -> str:
@@ -846,6 +980,34 @@ def _texts_of(events: Sequence[Event]) -> Iterable[tuple[str, str]]:
     return ((t, _fold(t)) for t in map(event_search_text, events))
 
 
+def _is_name_char(ch: str) -> bool:
+    """A character that continues a name: `fix.py` is not a name of its own inside
+    `apply_fix.py` (after `_`), nor `bgGreen` inside `bgGreenBright`."""
+    return _is_word_char(ch) or ch in "_-"
+
+
+def holds_exact(text: str, needle: str) -> bool:
+    """Whether a folded text holds `needle` as a whole name: not continued by a name character
+    on a side where the needle itself starts or ends with one."""
+    start_open = not _is_name_char(needle[0])
+    end_open = not _is_name_char(needle[-1])
+    at = text.find(needle)
+    while at >= 0:
+        end = at + len(needle)
+        before_ok = start_open or at == 0 or not _is_name_char(text[at - 1])
+        after_ok = end_open or end == len(text) or not _is_name_char(text[end])
+        if before_ok and after_ok:
+            return True
+        at = text.find(needle, at + 1)
+    return False
+
+
+def _holds_exact(doc: RecallDoc, events: Sequence[Event], needles: Sequence[str]) -> bool:
+    if any(holds_exact(_fold(doc.summary), n) for n in needles):
+        return True
+    return any(n in low and holds_exact(low, n) for _, low in _texts_of(events) for n in needles)
+
+
 def _holds_phrase(doc: RecallDoc, events: Sequence[Event], phrases: Sequence[str]) -> bool:
     words = [p.split(" ") for p in phrases]
     if _phrase_in(_fold(doc.summary), phrases, words):
@@ -854,18 +1016,23 @@ def _holds_phrase(doc: RecallDoc, events: Sequence[Event], phrases: Sequence[str
 
 
 def _matched_events(
-    events: Sequence[Event], terms: Sequence[str], strong: frozenset[str], phrases: Sequence[str]
+    events: Sequence[Event],
+    terms: Sequence[str],
+    strong: frozenset[str],
+    phrases: Sequence[str],
+    exact: Sequence[str] = (),
 ) -> list[Event]:
     """The events that share a term with the query, in order, at most MAX_MATCHED_EVENTS.
-    When some event holds a whole identifier or a phrase of the query, only such events are
-    listed (the others matched on a part like `py` or `4` alone)."""
+    When some event holds the exact query, only such events are listed; else when some holds
+    a whole identifier or a phrase of the query, only those (the others matched on a part
+    like `py` or `4` alone)."""
     if not terms:
         return []
     wanted = set(terms)
     cjk = {t: not t.isascii() and _cjk_run().fullmatch(t) is not None for t in wanted}
     words = [p.split(" ") for p in phrases]
-    matched: list[tuple[Event, bool]] = []
-    any_strong = False
+    matched: list[tuple[Event, bool, bool]] = []
+    any_strong = any_exact = False
     for event, (text, low) in zip(events, _texts_of(events), strict=True):
         present = [term for term in wanted if term in low]
         if not present:  # most events: a substring scan says no
@@ -879,9 +1046,14 @@ def _matched_events(
         is_strong = not strong.isdisjoint(shared) or (
             bool(phrases) and _phrase_in(low, phrases, words)
         )
+        is_exact = any(n in low and holds_exact(low, n) for n in exact)
         any_strong = any_strong or is_strong
-        matched.append((event, is_strong))
-    kept = [e for e, is_strong in matched if is_strong or not any_strong]
+        any_exact = any_exact or is_exact
+        matched.append((event, is_strong, is_exact))
+    if any_exact:
+        kept = [e for e, _, is_exact in matched if is_exact]
+    else:
+        kept = [e for e, is_strong, _ in matched if is_strong or not any_strong]
     return kept[:MAX_MATCHED_EVENTS]
 
 

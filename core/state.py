@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any
 
+from core.calibration import MAX_PAIRS, Calibration, Pair, fit, pairs_from_json
 from core.errors import BadInputError, StoreError
 from core.events import now_ts
 from core.paths import validate_session_id
@@ -53,6 +54,14 @@ class SessionState:
     run_started_at: str | None = None
     last_event_at: str | None = None
     counters: dict[str, int] = field(default_factory=dict)
+    calibration_pairs: list[Pair] = field(default_factory=list)
+    """Recent (provider figure, estimate) pairs, oldest first (core.calibration)."""
+    prompt_estimate: int | None = None
+    """The estimate (summary.md plus the hot window) at the figure's anchor: a recorded
+    figure's E, or a pass's reset estimate; the next figure's E adds what was appended since.
+    None: not known (an older file), computed from the files then."""
+    calibration_extra: dict[str, Any] = field(default_factory=dict)
+    """Keys of state.json's `calibration` object this version does not know, kept."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -67,9 +76,25 @@ class SessionState:
             return True
         return self.prompt_tokens_source is None and self.last_prompt_tokens is not None
 
-    def prompt_size(self, event_ids: Sequence[object], tokens: Sequence[int]) -> PromptSize:
-        """The trigger's prompt size over the hot window `event_ids`/`tokens` (contract §5)."""
+    def calibration(self, window: int) -> Calibration:
+        """The fit over the recorded pairs, its overhead clamped to half of `window`."""
+        return fit(self.calibration_pairs, window)
+
+    def add_calibration_pair(self, figure: int, estimate: int) -> None:
+        """Pair a recorded figure with the estimate of what the prompt held (contract §5)."""
+        self.calibration_pairs = [*self.calibration_pairs, (figure, estimate)][-MAX_PAIRS:]
+        self.prompt_estimate = estimate
+
+    def prompt_size(
+        self,
+        event_ids: Sequence[object],
+        tokens: Sequence[int],
+        calibration: Calibration | None = None,
+    ) -> PromptSize:
+        """The trigger's prompt size over the hot window `event_ids`/`tokens` (contract §5);
+        events appended after the figure count `calibration.ratio ×` their estimate."""
         return prompt_size(
+            ratio=calibration.ratio if calibration is not None else 1.0,
             base=self.last_prompt_tokens,
             base_source=self.prompt_tokens_source,
             anchored=self.prompt_tokens_anchored,
@@ -79,10 +104,14 @@ class SessionState:
             tokens=tokens,
         )
 
-    def reset_prompt_tokens(self, estimate: int, last_event_id: str | None) -> None:
-        """After a pass: the new hot window plus summary.md, by estimate, anchored at the new
-        window's last event so later appends grow it again (contract §5)."""
-        self.last_prompt_tokens = estimate
+    def reset_prompt_tokens(
+        self, predicted: int, last_event_id: str | None, estimate: int | None = None
+    ) -> None:
+        """After a pass: the predicted size of the new hot window plus summary.md
+        (`overhead + ratio × estimate`), anchored at the new window's last event so later
+        appends grow it again (contract §5). `estimate` is the plain estimate it came from."""
+        self.last_prompt_tokens = min(MAX_PROMPT_TOKENS, predicted)
+        self.prompt_estimate = estimate
         self.prompt_tokens_source = "estimated"
         self.prompt_tokens_after_event_id = last_event_id
         self.prompt_tokens_anchored = True
@@ -101,6 +130,15 @@ class SessionState:
         )
         if self.prompt_tokens_anchored:
             out["prompt_tokens_after_event_id"] = self.prompt_tokens_after_event_id
+        if self.calibration_pairs or self.prompt_estimate is not None or self.calibration_extra:
+            # overhead and ratio as fitted with no window clamp (readers clamp to theirs).
+            fitted = fit(self.calibration_pairs, MAX_PROMPT_TOKENS)
+            out["calibration"] = {
+                **self.calibration_extra,
+                **fitted.to_json(),
+                "pairs": [[p, e] for p, e in self.calibration_pairs],
+                "estimate": self.prompt_estimate,
+            }
         return out
 
     @classmethod
@@ -142,6 +180,13 @@ class SessionState:
             if isinstance(v, int) and not isinstance(v, bool)
         }
         known = {f.name for f in fields(cls)} - {"extra", "prompt_tokens_anchored"}
+        known.add("calibration")
+        raw_cal = obj.get("calibration")
+        cal = raw_cal if isinstance(raw_cal, dict) else {}
+        estimate = cal.get("estimate")
+        if not isinstance(estimate, int) or isinstance(estimate, bool) or estimate < 0:
+            estimate = None
+        cal_known = {"overhead", "ratio", "samples", "pairs", "estimate"}
         assert isinstance(sid, str)
         return cls(
             session_id=sid,
@@ -154,6 +199,9 @@ class SessionState:
             run_started_at=obj.get("run_started_at"),
             last_event_at=obj.get("last_event_at"),
             counters=counters,
+            calibration_pairs=pairs_from_json(cal.get("pairs")),
+            prompt_estimate=estimate,
+            calibration_extra={k: v for k, v in cal.items() if k not in cal_known},
             extra={k: v for k, v in obj.items() if k not in known},
         )
 

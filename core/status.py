@@ -5,19 +5,22 @@ built from the store's files, changing nothing.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from core.calibration import PLAIN, Calibration
 from core.catalog import read_catalog
 from core.chunks import chunk_file_names, list_pending
 from core.config import CompactionConfig
 from core.errors import IndexCorruptError, SessionMemoryError, StoreError
 from core.events import Event
+from core.headroom import headroom_for, pushed_out_summary
 from core.jsonl import parse_event_lines
 from core.paths import MemoryPaths
-from core.planner import CompactionPlan, plan_compaction
+from core.planner import CompactionPlan, plan_compaction, resolve_turn_start_chunk
 from core.state import SessionState
 from core.store import SessionStore
 from core.trigger import TriggerDecision, trigger_for
@@ -67,7 +70,25 @@ class PlanReport:
         out.update(self.plan.to_json(self.events))
         out["should_compress"] = self.trigger.should_compress
         out["trigger"] = self.trigger.trigger
+        added = self.would_add_tokens
+        out["would_add_tokens"] = added
+        if added is not None:
+            out["notes"] = [
+                *out["notes"],
+                f"this pass would add {added:,} tokens (predicted prompt after it "
+                f"{self.plan.predicted_after_tokens:,}, {self.trigger.prompt_tokens:,} before)",
+            ]
         return out
+
+    @property
+    def would_add_tokens(self) -> int | None:
+        """How much bigger the prompt would be after the pass than before it (predicted); None
+        when it would shrink or nothing is known. A token-triggered pass then does not
+        commit (contract §5, Headroom)."""
+        after, before = self.plan.predicted_after_tokens, self.trigger.prompt_tokens
+        if not self.plan.useful or after is None or before is None or after < before:
+            return None
+        return after - before
 
 
 @dataclass(frozen=True)
@@ -93,6 +114,8 @@ class SessionStatus:
     archives: list[ArchiveInfo]
     index_error: str | None
     warnings: list[str]
+    calibration: Calibration = PLAIN
+    """How this session's provider counts (contract §5, Calibration)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -123,6 +146,7 @@ class SessionStatus:
             ],
             "index_error": self.index_error,
             "warnings": list(self.warnings),
+            "calibration": self.calibration.to_json(),
         }
 
 
@@ -173,7 +197,10 @@ def session_status(
         pending_count = 0
     model = model or (state.model if state else None)
     last_prompt = state.last_prompt_tokens if state else None
-    size = (state or NO_STATE).prompt_size([e.get("id") for e in snap.events], snap.tokens)
+    calibration = (state or NO_STATE).calibration(config.window_for(model))
+    size = (state or NO_STATE).prompt_size(
+        [e.get("id") for e in snap.events], snap.tokens, calibration
+    )
     decision = trigger_for(state or NO_STATE, snap.events, snap.tokens, config, model)
     warnings.extend(getattr(store, "warnings", []))
     return SessionStatus(
@@ -197,6 +224,7 @@ def session_status(
         archives=list_archives(memory_dir, paths, warnings),
         index_error=index_error,
         warnings=warnings,
+        calibration=calibration,
     )
 
 
@@ -213,7 +241,18 @@ def plan_report(
     decision = trigger_for(
         state or NO_STATE, snap.events, snap.tokens, config, model, prompt_tokens
     )
-    plan = plan_compaction(snap.events, config, tokens=snap.tokens)
+    catalog = None
+    pushed = None
+    try:
+        catalog = read_catalog(store.paths)
+        pushed = pushed_out_summary(len(catalog), catalog.summary, config.summary_max_chunks)
+    except (IndexCorruptError, SessionMemoryError):
+        pass
+    headroom = headroom_for(state or NO_STATE, config, model, store.summary_estimate(), pushed)
+    plan = plan_compaction(snap.events, config, tokens=snap.tokens, headroom=headroom)
+    if catalog is not None:
+        with contextlib.suppress(IndexCorruptError, SessionMemoryError):
+            plan = resolve_turn_start_chunk(plan, catalog.entry_extra)
     return PlanReport(trigger=decision, plan=plan, events=snap.events, tokens=snap.tokens)
 
 

@@ -53,7 +53,7 @@ from core.snapshot import (
     still_prefix,
 )
 from core.state import MAX_PROMPT_TOKENS, SessionState, StateCorruptError, file_stamp
-from core.tokens import estimate_event_tokens
+from core.tokens import estimate_event_tokens, estimate_tokens
 
 DURABILITY_MODES = ("run", "always", "relaxed")
 """When appends reach the disk (the config's `durability`; see SessionStore)."""
@@ -307,10 +307,17 @@ class SessionStore:
             )
 
         def apply(state: SessionState) -> None:
+            last_id, estimate = self._prompt_estimate_locked(state)
+            if after_event_id is not None and after_event_id != last_id:
+                # The figure is anchored at an earlier event: the prompt then held the
+                # events up to it, not the ones stored after it.
+                _last, tail, found = self._estimate_after_locked(after_event_id)
+                estimate = max(0, estimate - tail) if found else estimate
+            state.add_calibration_pair(n, estimate)
             state.last_prompt_tokens = n
             state.prompt_tokens_source = "recorded"
             state.prompt_tokens_after_event_id = (
-                after_event_id if after_event_id is not None else self._last_event_id_locked()
+                after_event_id if after_event_id is not None else last_id
             )
             state.prompt_tokens_anchored = True
             state.counters["prompt_tokens_recorded"] = (
@@ -331,6 +338,65 @@ class SessionStore:
             return None
         except OSError as exc:
             raise StoreError(f"cannot read {path}: {_reason(exc)}") from exc
+
+    def _prompt_estimate_locked(self, state: SessionState) -> tuple[str | None, int]:
+        """(last event id, E): the estimate of what the prompt holds now, summary.md plus the
+        hot window (contract §5, Calibration). From the previous figure's estimate plus the
+        events appended after its anchor, read from the end of events.jsonl; the whole file
+        and summary.md when that estimate or its anchor is not known."""
+        known = state.prompt_estimate is not None and state.prompt_tokens_anchored
+        anchor = state.prompt_tokens_after_event_id if known else object()
+        last_id, after, found = self._estimate_after_locked(anchor)
+        if known and found and state.prompt_estimate is not None:
+            return last_id, state.prompt_estimate + after
+        return last_id, after + (self.summary_estimate() or 0)
+
+    def summary_estimate(self) -> int | None:
+        """summary.md's estimate (None when there is none): the prompt carries it."""
+        try:
+            data = read_bytes_no_symlink(self.paths.summary)
+        except OSError:
+            return None
+        return estimate_tokens(data.decode("utf-8", errors="replace"))
+
+    def _estimate_after_locked(self, anchor: object) -> tuple[str | None, int, bool]:
+        """(last event id, estimate of the events after the one whose id is `anchor`, found):
+        events.jsonl read from its end back to the anchor (None: the whole file, found);
+        not found: the whole file's estimate."""
+        fd = self.open_events()
+        if fd is None:
+            return None, 0, anchor is None
+        last_id: str | None = None
+        seen_last = False
+        total = 0
+        try:
+            pos = os.fstat(fd).st_size
+            rest = b""
+            while pos > 0:
+                start = max(0, pos - max(65536, len(rest)))
+                rest = os.pread(fd, pos - start, start) + rest
+                pos = start
+                lines = rest.split(b"\n")
+                whole = lines[1:-1] if pos > 0 else lines[:-1]
+                for raw in reversed(whole):
+                    if not raw.strip():
+                        continue
+                    event, _error = classify_line(raw)
+                    if event is None:
+                        continue
+                    eid = event.get("id")
+                    if not seen_last:
+                        seen_last = True
+                        last_id = eid if isinstance(eid, str) else None
+                    if anchor is not None and eid == anchor:
+                        return last_id, total, True
+                    total += estimate_event_tokens(event)
+                rest = lines[0] + b"\n" if pos > 0 else b""
+        except OSError as exc:
+            raise StoreError(f"cannot read {self.paths.events}: {_reason(exc)}") from exc
+        finally:
+            os.close(fd)
+        return last_id, total, anchor is None
 
     def _last_event_id_locked(self) -> str | None:
         """Id of the last parsable event line of events.jsonl, read from its end (the caller

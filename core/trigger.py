@@ -8,6 +8,7 @@ after a pass grows towards the next one, and a new user turn never blinds the tr
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -30,7 +31,7 @@ class PromptSize:
     base: int | None
     """state.json's last_prompt_tokens: the latest recorded figure or a pass's reset estimate."""
     appended: int
-    """Estimate of the events appended after `base` was set."""
+    """The events appended after `base` was set: `ratio ×` their estimate (contract §5)."""
     appended_events: int
     source: PromptSource
     """`recorded` when the base is a provider figure, `estimated` when it is a pass's reset
@@ -52,13 +53,15 @@ def prompt_size(
     ever_recorded: bool,
     event_ids: Sequence[object],
     tokens: Sequence[int],
+    ratio: float = 1.0,
 ) -> PromptSize:
     """The trigger's prompt size from state.json's figure and the hot window (contract §5).
 
     `after_event_id` is the last event when the figure was set (None: events.jsonl was empty);
-    events after it add their estimates. An unanchored figure (an older state.json) adds
-    nothing. When the anchor is gone from the window (a crash between a pass's events write and
-    its state write), the figure is at least the window's own estimate.
+    events after it add `ratio ×` their estimates (the calibration's). An unanchored figure
+    (an older state.json) adds nothing. When the anchor is gone from the window (a crash
+    between a pass's events write and its state write), the figure is at least the window's
+    own estimate.
     """
     if base is None:
         return PromptSize(None, None, 0, 0, "unknown", ever_recorded)
@@ -77,7 +80,8 @@ def prompt_size(
         if window > base:
             return PromptSize(window, base, window - base, n, "estimated", ever_recorded)
         return PromptSize(base, base, 0, 0, source, ever_recorded)
-    appended = sum(tokens[start:])
+    raw = sum(tokens[start:])
+    appended = math.ceil(ratio * raw - 1e-9) if raw > 0 else 0
     return PromptSize(base + appended, base, appended, n - start, source, ever_recorded)
 
 
@@ -217,7 +221,8 @@ def trigger_for(
             model=model or state.model,
             prompt_source="recorded",
         )
-    size = state.prompt_size([e.get("id") for e in events], tokens)
+    window = config.window_for(model or state.model)
+    size = state.prompt_size([e.get("id") for e in events], tokens, state.calibration(window))
     return should_compress(
         prompt_tokens=size.tokens,
         event_count=len(events),
@@ -226,3 +231,15 @@ def trigger_for(
         prompt_source=size.source,
         count_rule_too=not ever,
     )
+
+
+def token_threshold(config: CompactionConfig, window: int) -> int:
+    """T: the smallest prompt size at which a token rule fires (contract §5, Headroom):
+    `min(window − reserve, ⌈compress_at_percent × window / 100⌉)`."""
+    by_reserve = window - config.effective_reserve(window)
+    by_percent = math.ceil(config.compress_at_percent * window / 100 - 1e-9)
+    while by_percent > 0 and 100 * (by_percent - 1) / window >= config.compress_at_percent:
+        by_percent -= 1
+    while 100 * by_percent / window < config.compress_at_percent:
+        by_percent += 1
+    return max(0, min(by_reserve, by_percent))

@@ -33,8 +33,10 @@ from textual.widget import Widget
 from textual.widgets import Input, Static, TabbedContent, TabPane, TextArea
 from textual.worker import Worker, WorkerState
 
+from core.catalog import read_catalog
 from core.config import CompactionConfig, load_config
 from core.errors import SessionMemoryError
+from core.headroom import Headroom, headroom_for, pushed_out_summary
 from core.manager import MemoryManager
 from core.trigger import PromptSize, TriggerDecision
 from inspector.actions import (
@@ -502,6 +504,8 @@ class InspectorApp(App[int]):
                     config,
                     what_if.prompt_tokens,
                     planner=self._planner_for(snapshot.n_events),
+                    entry_extra=self._entry_extra,
+                    headroom=self._headroom(config),
                 )
             except PlanProcessError as exc:
                 if self._stopping.is_set():
@@ -718,6 +722,28 @@ class InspectorApp(App[int]):
     def _watch_mode(self) -> str:
         return "off" if not self.watch_files else "polled" if self.poll else "watched"
 
+    def _headroom(self, config: CompactionConfig) -> Headroom | None:
+        """What the cut preview needs to move its cut as a pass would (contract §5,
+        Headroom): the session's calibration and summary.md's size; None for an archive."""
+        state = self.status.prompt_state
+        if state is None or self.archive_id is not None:
+            return None
+        try:
+            catalog = read_catalog(self.manager.paths, write=False)
+            pushed = pushed_out_summary(len(catalog), catalog.summary, config.summary_max_chunks)
+        except SessionMemoryError:
+            pushed = None
+        summary = self.manager.store.summary_estimate()
+        return headroom_for(state, config, self.status.model, summary, pushed)
+
+    def _entry_extra(self, chunk_id: str) -> dict[str, Any] | None:
+        """An index entry's extra fields (the plan names the chunk that holds a continued
+        turn's request through them); None when the index cannot say."""
+        try:
+            return read_catalog(self.manager.paths, write=False).entry_extra(chunk_id)
+        except SessionMemoryError:
+            return None
+
     def _update_header(self) -> None:
         # A worker's result can land while the app is shutting down and its widgets are gone.
         with contextlib.suppress(NoMatches):
@@ -728,17 +754,32 @@ class InspectorApp(App[int]):
         preview = self.preview
         if trigger is None:
             return
-        if trigger.should_compress:
-            if preview is not None and preview.plan.useful:
-                verdict = f"will compact: {preview.plan.path} path"
+        # What will happen, in words: nothing runs until a pass does (issue 22 item 6).
+        if self.manager.maintenance_running:
+            verdict, will = "a pass is running now", True
+        elif trigger.should_compress:
+            grows = (
+                preview is not None
+                and preview.plan.useful
+                and trigger.trigger == "tokens"
+                and trigger.prompt_tokens is not None
+                and preview.plan.predicted_after_tokens is not None
+                and preview.plan.predicted_after_tokens >= trigger.prompt_tokens
+            )
+            if grows:
+                verdict, will = "a pass would not commit — it would not shrink the prompt", False
+            elif preview is not None and preview.plan.useful:
+                verdict = f"a pass would compact now — m runs it ({preview.plan.path} path)"
                 will = True
             else:
-                verdict = "would skip: no useful cut"
+                verdict = "a pass would skip: no useful cut"
                 will = False
         else:
-            verdict, will = "idle", False
+            verdict, will = "idle: no pass needed", False
         if self.archive_id is not None:
             verdict, will = "none: an archived session is never compacted", False
+        state = self.status.prompt_state
+        calibration = state.calibration(trigger.context_window) if state is not None else None
         try:
             gauge = self.query_one(BudgetGauge)  # cached lookup; a query walks the whole DOM
         except NoMatches:  # shutting down
@@ -751,9 +792,11 @@ class InspectorApp(App[int]):
                 reserve=trigger.reserve,
                 compress_at_percent=trigger.compress_at_percent,
                 will_compact=will,
-                verdict=verdict
-                + (f" ({trigger.trigger} trigger)" if will and trigger.trigger else ""),
+                verdict=verdict,
                 history=tuple(self.prompt_history),
+                overhead=calibration.overhead if calibration is not None else 0,
+                ratio=calibration.ratio if calibration is not None else 1.0,
+                samples=calibration.samples if calibration is not None else 0,
             )
         )
 

@@ -28,16 +28,17 @@ from array import array
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar, overload
+from typing import Any, Protocol, TypeVar, overload
 
 from core.atomic import open_no_symlink
 from core.chunks import list_pending
 from core.config import CompactionConfig
 from core.errors import IndexCorruptError, SessionMemoryError
 from core.events import CutClass, Event, cut_class, is_synthetic
+from core.headroom import Headroom
 from core.jsonl import parse_event_lines
 from core.manager import MemoryManager
-from core.planner import CompactionPlan, PlannerConfig, plan_compaction
+from core.planner import CompactionPlan, PlannerConfig, plan_compaction, resolve_turn_start_chunk
 from core.reader import EventTail
 from core.state import SessionState
 from core.status import ArchiveInfo
@@ -148,6 +149,9 @@ class _Lists:
     tool_call_ids: dict[int, object] = field(default_factory=dict)
     """row -> tool_call_id value, for the rows that have one."""
     synthetic: set[int] = field(default_factory=set)
+    synthetic_meta: dict[int, Event] = field(default_factory=dict)
+    """row -> what the planner reads of a synthetic event besides its mark: the chunk it came
+    from, the turn start it names and the start of its content (the turn's request)."""
     corrupt_lines: dict[int, tuple[str, str]] = field(default_factory=dict)
     """row -> (error, capped text of the line)."""
     event_rows: array[int] = field(default_factory=lambda: array("q"))
@@ -173,6 +177,17 @@ class _Lists:
         self.roles.append(_short(event.get("role")))
         if is_synthetic(event):
             self.synthetic.add(index)
+            meta = event.get("meta")
+            kept = {
+                k: v
+                for k, v in (meta.items() if isinstance(meta, dict) else ())
+                if k in ("synthetic", "chunk_id", "turn_start_event_id") and isinstance(v, str)
+            }
+            content = event.get("content")
+            self.synthetic_meta[index] = {
+                "meta": kept,
+                "content": content[:2000] if isinstance(content, str) else "",
+            }
         if self.root_row is None and cut_class(event) is CutClass.BOUNDARY:
             self.root_row = index
         tcid = event.get("tool_call_id")
@@ -212,13 +227,18 @@ class _Lists:
         self.prefix.append(self.prefix[-1] + tokens)
 
     def light_event(self, row: int) -> Event:
-        """What the planner reads of an event: id, type, role, tool_call_id, the synthetic mark."""
+        """What the planner reads of an event: id, type, role, tool_call_id, the synthetic mark
+        (with a synthetic event's chunk, turn start and request)."""
         event: Event = {"id": self.ids[row], "type": self.types[row], "role": self.roles[row]}
         tcid = self.tool_call_ids.get(row)
         if tcid is not None:
             event["tool_call_id"] = tcid
         if row in self.synthetic:
             event["meta"] = {"synthetic": "split_turn_prefix"}
+            known = self.synthetic_meta.get(row)
+            if known is not None:
+                event["meta"] = dict(known["meta"])
+                event["content"] = known["content"]
         return event
 
 
@@ -653,19 +673,36 @@ class CutPreview:
         return span is not None and i is not None and span[0] <= i < span[1]
 
 
-Planner = Callable[[HotWindowSnapshot, PlannerConfig], CompactionPlan]
-"""Plans a snapshot's events as `plan_compaction` does (e.g. `PlanProcess.plan`, off the GIL)."""
+class Planner(Protocol):
+    """Plans a snapshot's events as `plan_compaction` does (e.g. `PlanProcess.plan`, off the
+    GIL), headroom included when given."""
+
+    def __call__(
+        self,
+        snapshot: HotWindowSnapshot,
+        config: PlannerConfig,
+        headroom: Headroom | None = None,
+    ) -> CompactionPlan: ...
 
 
 def plan_rows(
-    snapshot: HotWindowSnapshot, config: PlannerConfig, planner: Planner | None = None
+    snapshot: HotWindowSnapshot,
+    config: PlannerConfig,
+    planner: Planner | None = None,
+    entry_extra: Callable[[str], dict[str, Any] | None] | None = None,
+    headroom: Headroom | None = None,
 ) -> CutPreview:
     """Plan on the snapshot's parsed events (corrupt lines are not events) and map to rows;
-    `planner` works the plan out elsewhere (same inputs, same plan)."""
+    `planner` works the plan out elsewhere (same inputs, same plan); `entry_extra` (an index
+    entry's extra fields by chunk id) names the chunk that holds a continued turn's request."""
     if planner is not None:
-        plan = planner(snapshot, config)
+        plan = planner(snapshot, config, headroom)
     else:
-        plan = plan_compaction(snapshot.event_list(), config, tokens=snapshot.token_list())
+        plan = plan_compaction(
+            snapshot.event_list(), config, tokens=snapshot.token_list(), headroom=headroom
+        )
+    if entry_extra is not None:
+        plan = resolve_turn_start_chunk(plan, entry_extra)
     row = snapshot.row_of_event
     return CutPreview(
         plan=plan,
@@ -756,8 +793,11 @@ def read_light_status(manager: MemoryManager, *, include_archives: bool) -> Ligh
     )
 
 
-def prompt_size_of(status: LightStatus, snapshot: HotWindowSnapshot) -> PromptSize:
-    """The trigger's prompt size (contract §5) over the rows on screen."""
+def prompt_size_of(
+    status: LightStatus, snapshot: HotWindowSnapshot, window: int | None = None
+) -> PromptSize:
+    """The trigger's prompt size (contract §5) over the rows on screen; with the window, the
+    events appended after the figure count as the session's calibration says (`ratio ×`)."""
     state = status.prompt_state
     if state is None:
         return prompt_size(
@@ -769,7 +809,8 @@ def prompt_size_of(status: LightStatus, snapshot: HotWindowSnapshot) -> PromptSi
             event_ids=(),
             tokens=(),
         )
-    return state.prompt_size(snapshot.event_ids(), snapshot.token_list())
+    calibration = state.calibration(window) if window is not None else None
+    return state.prompt_size(snapshot.event_ids(), snapshot.token_list(), calibration)
 
 
 @dataclass(frozen=True)
@@ -803,11 +844,13 @@ def plan_now(
     what_if: CompactionConfig,
     what_if_prompt_tokens: int | None = None,
     planner: Planner | None = None,
+    entry_extra: Callable[[str], dict[str, Any] | None] | None = None,
+    headroom: Headroom | None = None,
 ) -> PlanNow:
     """Plan the snapshot with `what_if` (the config with the panel's values) and ask the
     trigger, with the panel's prompt size when one is typed; no I/O but `planner`'s (the
     app's plan worker runs it, a test can call it on a snapshot)."""
-    size = prompt_size_of(status, snapshot)
+    size = prompt_size_of(status, snapshot, config.window_for(status.model))
     n, model = snapshot.n_events, status.model
 
     def measured(with_config: CompactionConfig) -> TriggerDecision:
@@ -827,4 +870,5 @@ def plan_now(
         )
     else:
         trigger = measured(what_if)
-    return PlanNow(plan_rows(snapshot, what_if, planner), trigger, real, size)
+    preview = plan_rows(snapshot, what_if, planner, entry_extra, headroom)
+    return PlanNow(preview, trigger, real, size)

@@ -258,6 +258,7 @@ def render_status(
         ("hot tokens", _n(status.hot_tokens)),
         ("last prompt tokens", _n(status.last_prompt_tokens)),
         ("prompt tokens", _prompt_text(status)),
+        ("calibration", _calibration_text(status)),
         ("context window", window),
         ("should compress", trigger_text),
         ("chunks", _n(status.chunk_count)),
@@ -339,6 +340,17 @@ def _plan_window(plan: CompactionPlan, n: int, around: int = 6) -> list[int]:
     return sorted(i for i in keep if 0 <= i < n)
 
 
+def _calibration_text(status: SessionStatus) -> Text:
+    """How the provider counts, once two figures are recorded (contract §5, Calibration)."""
+    cal = status.calibration
+    if cal.samples < 2:
+        return _t((f"not learned yet ({plural(cal.samples, 'figure')} recorded; needs 2)", "dim"))
+    return _t(
+        f"{cal.overhead:,} fixed + {cal.ratio:.2f} × estimate",
+        (f"  (over the last {plural(cal.samples, 'figure')})", "dim"),
+    )
+
+
 def render_plan(console: Console, report: PlanReport) -> None:
     trigger = report.trigger
     plan = report.plan
@@ -368,6 +380,15 @@ def render_plan(console: Console, report: PlanReport) -> None:
                 "split turn",
                 _t(("yes", "bold magenta"), "  turn starts at ")
                 + safe_line(str(plan.turn_start_event_id))
+                + (
+                    Text(
+                        f" (its request is in a chunk: an earlier pass compacted it; synthetic "
+                        f"event #{plan.turn_start_index})",
+                        style="dim",
+                    )
+                    if plan.turn_continued
+                    else Text("")
+                )
                 if plan.is_split_turn
                 else Text("no", style="dim"),
             ),
@@ -388,11 +409,43 @@ def render_plan(console: Console, report: PlanReport) -> None:
         ]
     else:
         rows = [("cut", _t(("none", "dim"), "  ") + safe_line(str(plan.reason or ""), limit=300))]
+    if plan.useful and plan.headroom_moves:
+        rows.append(
+            (
+                "headroom",
+                Text(
+                    f"cut moved {plural(plan.headroom_moves, 'legal cut')} forward: predicted "
+                    f"prompt after the pass {plan.predicted_after_tokens or 0:,} tokens "
+                    f"(limit {plan.headroom_limit or 0:,})"
+                ),
+            )
+        )
+    added = report.would_add_tokens
+    if added is not None:
+        rows.append(
+            (
+                "prompt after",
+                Text(
+                    f"this pass would add {added:,} tokens"
+                    + (
+                        " — a token-triggered pass does not commit"
+                        if trigger.trigger == "tokens"
+                        else ""
+                    ),
+                    style="bold red",
+                ),
+            )
+        )
     if not trigger.should_compress and plan.useful:
         rows.append(("", _t(("a pass would not run now; `compact --force` would cut here", "dim"))))
     console.print(_kv_table(rows, title="Plan"))
 
     notes = list(plan.notes)
+    if added is not None:
+        notes.append(
+            f"this pass would add {added:,} tokens (predicted prompt after it "
+            f"{plan.predicted_after_tokens or 0:,}, {trigger.prompt_tokens or 0:,} before)"
+        )
     if notes:
         console.print(Text("Explanation", style="bold"))
         for note in notes:
@@ -631,6 +684,8 @@ def _prompt_text(status: SessionStatus) -> Text:
     appended = int(status.prompt_tokens_appended or 0)
     detail = f"  {source}"
     if base is not None and appended:
-        detail += f" {int(base):,} + {appended:,} appended (estimate)"
+        cal = status.calibration
+        scaled = f" × {cal.ratio:.2f}" if cal.samples >= 2 and cal.ratio != 1 else ""
+        detail += f" {int(base):,} + {appended:,} appended (estimate{scaled})"
     out.append(detail, style="dim")
     return out

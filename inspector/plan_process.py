@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from core.events import Event
+from core.headroom import Headroom
 from core.planner import CompactionPlan, PlannerConfig, plan_compaction
 
 SEND_PIECE = 10_000
@@ -77,15 +78,17 @@ class PlanProcess:
         _reap_when_it_dies(proc)
         return proc
 
-    def plan(self, snapshot: Any, config: PlannerConfig) -> CompactionPlan:
-        """`plan_compaction(snapshot.event_list(), config, tokens=snapshot.token_list())`,
-        worked out in the child."""
+    def plan(
+        self, snapshot: Any, config: PlannerConfig, headroom: Headroom | None = None
+    ) -> CompactionPlan:
+        """`plan_compaction(snapshot.event_list(), config, tokens=snapshot.token_list(),
+        headroom=headroom)`, worked out in the child."""
         with self._lock:
             proc = self._proc if self._proc is not None else self._start()
             assert proc.stdin is not None and proc.stdout is not None
             try:
                 self._send_new_events(proc.stdin, snapshot)
-                _send(proc.stdin, ("plan", snapshot.n_events, config))
+                _send(proc.stdin, ("plan", snapshot.n_events, config, headroom))
                 answer = pickle.load(proc.stdout)
             except (OSError, EOFError, pickle.PickleError, ValueError) as exc:
                 self._stop_child()
@@ -178,12 +181,13 @@ def serve(inp: IO[bytes], out: IO[bytes]) -> None:
             tokens.extend(message[2])
         elif kind == "plan":
             n, config = message[1], message[2]
+            headroom = message[3] if len(message) > 3 else None
             try:
                 if n > len(events):
                     raise ValueError(f"asked to plan {n} events, holding {len(events)}")
                 answer: tuple[str, object] = (
                     "ok",
-                    plan_compaction(events[:n], config, tokens=tokens[:n]),
+                    plan_compaction(events[:n], config, tokens=tokens[:n], headroom=headroom),
                 )
             except Exception as exc:
                 answer = ("error", f"planning failed: {type(exc).__name__}: {exc}")

@@ -193,7 +193,11 @@ def test_split_turn_gets_the_synthetic_event_after_the_pinned_root() -> None:
     synthetic = commit.synthetic_event
     assert synthetic is not None
     assert synthetic["content"] == prefix and synthetic["id"] == "ev_synthetic"
-    assert synthetic["meta"] == {"synthetic": SYNTHETIC_KIND, "chunk_id": "chunk_0009"}
+    assert synthetic["meta"] == {
+        "synthetic": SYNTHETIC_KIND,
+        "chunk_id": "chunk_0009",
+        "turn_start_event_id": "ev_010",  # contract §2, added 2026-12-01
+    }
     assert commit.head == (events[0], synthetic)
     assert cut(plan) > 0
     assert hot_ids(commit) == [
@@ -232,11 +236,17 @@ def test_the_entry_cut_meta_agrees_with_the_plan(hot: int) -> None:
         expected |= {"is_split_turn": True, "turn_start_event_id": plan.turn_start_event_id}
     assert commit.entry.cut_meta == expected
     assert commit.retained_tokens == retained
-    assert commit.entry.extra == {
+    expected_extra: dict[str, Any] = {
         "summary_backend": "extractive",
         "path": plan.path,
         "trigger": "count",
     }
+    if plan.is_split_turn:
+        # the chunk that holds the turn's user_input from now on (issue 22 item 2); null: the
+        # pinned root, which stays in the hot window
+        pinned = plan.turn_start_index == plan.pinned_root_index
+        expected_extra["turn_start_chunk_id"] = None if pinned else commit.chunk_id
+    assert commit.entry.extra == expected_extra
     compacted_ids = [events[i]["id"] for i in plan.compacted_indices()]
     assert (commit.entry.first_event_id, commit.entry.last_event_id) == (
         compacted_ids[0],

@@ -112,9 +112,13 @@ def test_token_trigger_then_prompt_reset_prevents_recompaction(root: Path) -> No
     from core.tokens import estimate_event_tokens, estimate_tokens
 
     summary_md = (root / "session" / "summary.md").read_text(encoding="utf-8")
-    assert status.last_prompt_tokens == sum(
-        estimate_event_tokens(e) for e in hot
-    ) + estimate_tokens(summary_md), "reset to the new hot window plus summary.md"
+    estimate = sum(estimate_event_tokens(e) for e in hot) + estimate_tokens(summary_md)
+    # Contract §5 (2026-12-01): the reset is the *predicted* size (overhead + ratio × estimate)
+    # of the new hot window plus summary.md; two figures give the calibration two samples.
+    assert status.calibration.samples == 2
+    assert status.last_prompt_tokens == status.calibration.predict(estimate), (
+        "reset to the new hot window plus summary.md, as the provider counts"
+    )
     assert status.prompt_tokens_source == "estimated"
     again = mm.save()
     assert not again.compacted, "a stale pre-compaction prompt size must not compact again"
@@ -147,7 +151,11 @@ def test_split_turn_writes_prefix_summary_to_chunk_and_hot_window(root: Path) ->
     assert hot[0]["id"] == ids[0]
     synthetic = hot[1]
     assert synthetic["type"] == "system_event" and synthetic["role"] == "system"
-    assert synthetic["meta"] == {"synthetic": "split_turn_prefix", "chunk_id": result.chunk_id}
+    assert synthetic["meta"] == {
+        "synthetic": "split_turn_prefix",
+        "chunk_id": result.chunk_id,
+        "turn_start_event_id": ids[4],  # contract §2, added 2026-12-01
+    }
     entry = yaml.safe_load((root / "session/chunks/index.yaml").read_text())["chunks"][0]
     assert "\n\n---\n\nTurn Context (split turn):\n" in entry["summary"]
     assert entry["cut_meta"]["is_split_turn"] is True

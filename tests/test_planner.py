@@ -495,10 +495,29 @@ def test_synthetic_prefix_event_after_root_stays_with_the_event_after_it() -> No
     assert p.cut_index == 3
     assert p.compacted_indices() == [1, 2]
     assert p.is_split_turn
-    assert p.turn_start_index == 0
+    # Contract §5 Turn start (2026-12-01): the turn continues the one the synthetic event
+    # stands for, never the pinned root; an older synthetic event without
+    # meta.turn_start_event_id is named by its own id.
+    assert p.turn_start_index == 1
+    assert p.turn_continued
+    assert p.turn_start_event_id == events[1]["id"]
     assert p.prefix_indices() == [1, 2]
     assert p.history_indices() == []
     assert any("earlier compaction" in line for line in p.notes)
+
+
+def test_turn_start_compacted_by_an_earlier_pass_is_named_by_its_synthetic_event() -> None:
+    syn = synth()
+    syn["meta"] = {**syn["meta"], "turn_start_event_id": "ev-the-request"}
+    events = stream(u("task"), syn, a(), a(), a(), a())
+    p = plan(events, keep=keep_last(2))
+    assert p.cut_index == 4
+    assert p.is_split_turn and p.turn_continued
+    assert p.turn_start_event_id == "ev-the-request"
+    assert p.turn_start_event_id != p.pinned_root_event_id
+    assert p.history_indices() == []
+    assert p.prefix_indices() == [1, 2, 3]
+    assert any("ev-the-request" in line and "earlier pass" in line for line in p.notes)
 
 
 def test_synthetic_prefix_event_compacted_by_a_turn_boundary_cut() -> None:

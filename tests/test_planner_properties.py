@@ -13,7 +13,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.events import CutClass, Event, cut_class, is_ambient
+from core.calibration import Calibration
+from core.events import CutClass, Event, cut_class, is_ambient, is_synthetic
+from core.headroom import Headroom
 from core.planner import CompactionPlan, legal_cuts, plan_compaction
 
 TYPES = [
@@ -141,7 +143,11 @@ def ref_plan(events: list[Event], tokens: list[int], cfg: Cfg) -> tuple[Any, ...
     f = next(i for i in range(cut, n) if not is_ambient(events[i]))
     if boundary(events[f]) or not any(boundary(e) for e in events[:f]):
         return path, cut, False, None
-    s = max(i for i in range(cut) if boundary(events[i]))
+    # Turn start (contract §5, 2026-12-01): an earlier pass's synthetic event after the turn's
+    # last boundary stands for that turn's compacted start.
+    s = max(i for i in range(cut) if boundary(events[i]) or is_synthetic(events[i]))
+    if not boundary(events[s]):
+        return path, cut, True, s
     if s == root and cut == s + 1:
         return path, cut, False, None
     return path, cut, True, s
@@ -217,8 +223,13 @@ def test_plan_invariants(case: tuple[list[Event], list[int], Cfg]) -> None:
     if p.is_split_turn:
         s = p.turn_start_index
         assert s is not None and s < c
-        assert cut_class(events[s]) is CutClass.BOUNDARY
-        assert p.turn_start_event_id == events[s]["id"]
+        if p.turn_continued:  # an earlier pass's synthetic event stands for the turn's start
+            assert is_synthetic(events[s])
+            named = events[s]["meta"].get("turn_start_event_id")
+            assert p.turn_start_event_id == (named or events[s]["id"])
+        else:
+            assert cut_class(events[s]) is CutClass.BOUNDARY
+            assert p.turn_start_event_id == events[s]["id"]
         assert cut_class(events[f]) is CutClass.SPLIT
 
 
@@ -230,3 +241,41 @@ def test_same_input_same_plan(case: tuple[list[Event], list[int], Cfg]) -> None:
     again = plan_compaction([dict(e) for e in events], cfg, tokens=list(tokens))
     assert first == again
     assert first.to_json(events) == again.to_json(events)
+
+
+@settings(max_examples=200, deadline=None)
+@given(case_st(), st.integers(min_value=0, max_value=40))
+def test_headroom_moves_the_cut_forward_to_legal_cuts_only(
+    case: tuple[list[Event], list[int], Cfg], limit: int
+) -> None:
+    """Contract §5 Headroom: the cut only moves forward, to legal cuts (leading context pulled
+    in again), never past the last one; the plan keeps every invariant of a plan without it."""
+    events, tokens, cfg = case
+    plain = plan_compaction(events, cfg, tokens=tokens)
+    hr = Headroom(
+        calibration=Calibration(overhead=0, ratio=1.0, samples=2),
+        threshold=limit,
+        headroom_percent=0,
+        window=100,
+        summary_tokens=0,
+        max_summary_tokens=1,
+    )
+    p = plan_compaction(events, cfg, tokens=tokens, headroom=hr)
+    assert p.useful == plain.useful
+    if not p.useful:
+        return
+    assert p.cut_index is not None and plain.cut_index is not None
+    assert p.cut_index >= plain.cut_index
+    if p.cut_index != plain.cut_index:
+        assert p.headroom_moves > 0
+    f = p.cut_index
+    while is_ambient(events[f]):
+        f += 1
+    assert ref_legal(events)[f]
+    assert p.pulled_in == ((p.cut_index, f) if f > p.cut_index else None)
+    assert p.predicted_after_tokens is not None
+    if p.predicted_after_tokens > limit:  # it stopped: no legal cut lies further on
+        assert not any(ref_legal(events)[f + 1 :])
+    kept = p.kept_indices()
+    assert sorted(p.compacted_indices() + kept) == list(range(len(events)))
+    assert p.history_indices() + p.prefix_indices() == p.compacted_indices()

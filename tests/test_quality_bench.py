@@ -12,9 +12,21 @@ import pytest
 from bench.quality import __main__ as cli
 from bench.quality import metrics as m
 from bench.quality.generate import CORPUS_DIR, GENERATORS
-from bench.quality.harness import CORPUS, TARGETS, Report, overall, run, run_entry
+from bench.quality.harness import (
+    CORPUS,
+    REAL_CORPUS,
+    TARGETS,
+    Report,
+    Tracker,
+    overall,
+    run,
+    run_entry,
+    settings,
+)
+from bench.quality.real_corpus import SOURCES
 from core.events import Event
-from core.importers import load_transcript
+from core.importers import FORMATS, load_transcript
+from core.maintenance import PassResult
 from core.summarizer import SummaryKind
 
 
@@ -93,6 +105,27 @@ def test_identifiers_come_from_what_was_said_and_used_not_from_tool_results() ->
 
 
 # --- mechanics ---------------------------------------------------------------------------------
+
+
+def test_fragments_of_longer_names_are_not_identifiers() -> None:
+    """Neither a dotted tail inside a longer file name nor a name cut by the 200-character
+    limit on argument values is an identifier of its own."""
+    assert "text.test.ts" not in m.identifiers("wrote packages/tui/test/truncated-text.test.ts")
+    assert "compaction.test.ts" in m.identifiers("npx vitest compaction.test.ts")
+    assert m.identifiers("fixes #412; colour #008800") == {"#412"}
+    body = "x " * 95 + "const errorMessages = []"  # the cut falls inside errorMessages
+    call = _event("tool_call", name="bash", arguments={"command": body})
+    got = m.said_identifiers(call)
+    assert not any(i.startswith("errorMess") for i in got), got
+    whole = _event("tool_call", name="bash", arguments={"command": "echo errorMessages"})
+    assert "errorMessages" in m.said_identifiers(whole)
+
+
+def test_percentile_interpolates() -> None:
+    assert m.percentile([], 0.5) is None
+    assert m.percentile([3.0], 0.9) == 3.0
+    assert m.percentile([4.0, 1.0, 2.0, 3.0], 0.5) == pytest.approx(2.5)
+    assert m.percentile([float(i) for i in range(11)], 0.9) == pytest.approx(9.0)
 
 
 def test_a_doubled_or_lost_id_is_counted() -> None:
@@ -215,6 +248,11 @@ def test_harness_runs_one_corpus_transcript_end_to_end(capsys: pytest.CaptureFix
     assert 0 < r["max_prompt_ratio"] < 2
     assert set(doc["targets"]) == {t.key for t in TARGETS}
     assert doc["targets"]["events_lost"]["met"] is True
+    assert r["group"] == "generated" and list(doc["groups"]) == ["generated"]
+    assert doc["groups"]["generated"]["transcripts"] == [SMALL.name]
+    assert r["calibration_samples"] >= r["calls"] - 1  # every figure but the cold start's
+    assert r["calibration_error_median"] is not None and r["calibration_error_p90"] is not None
+    assert r["back_to_back_passes"] >= 0 and r["passes_grew_prompt"] >= 0
     assert doc["settings"][SMALL.name]["context_window"] == 32768
     assert cli.main(["--only", SMALL.name]) == 0
     text = capsys.readouterr().out
@@ -279,7 +317,10 @@ class NestingSummarizer:
             f"- ({e.get('type')}) {' '.join(str(e.get('content') or '').split())}" for e in events
         ]
         if kind == "turn_prefix":
-            return "Original request:\n" + lines[0] + "\nEarly progress:\n" + "\n".join(lines[1:4])
+            # The span's first event (a later pass: the earlier synthetic event) goes under Early
+            # progress too: a continued turn's chunk keeps no Original request bullet (contract
+            # §5, Turn start), and the nesting must still show in the chunk summary.
+            return "Original request:\n" + lines[0] + "\nEarly progress:\n" + "\n".join(lines[:4])
         return "Goal:\n" + "\n".join(lines)
 
 
@@ -288,3 +329,72 @@ def test_a_summarizer_that_nests_is_caught() -> None:
     assert r.compactions >= 2
     assert r.nested_summaries >= 1  # the first pass's split-turn event, summarised again
     assert r.events_lost == 0 and r.tool_pairs_split == 0
+
+
+# --- pass storms, passes that grow the prompt, calibration -------------------------------------
+
+
+def test_tracker_counts_back_to_back_passes_grown_prompts_and_calibration_error(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "session").mkdir()
+    report = Report("t", "pi")
+    tracker = Tracker(tmp_path, settings(32768, 10000), report)
+    no_pass, compacted = PassResult(compacted=False), PassResult(compacted=True)
+    for call, passed in [(0, False), (1, True), (2, True), (3, True), (4, False), (5, True)]:
+        if passed:
+            tracker.around_pass(500, no_pass)
+        tracker.before_call(call, None)  # type: ignore[arg-type]
+    assert report.back_to_back_passes == 2  # calls 2 and 3 each came right after a pass
+    assert tracker.pass_calls == [1, 2, 3, 5]
+    # The prompt (hot window + summary.md, empty here: 0) after a compacting pass.
+    tracker.around_pass(10, compacted)
+    assert report.passes_grew_prompt == 0
+    tracker.around_pass(0, compacted)
+    assert report.passes_grew_prompt == 1 and tracker.grew == ["0→0"]
+    tracker.recorded(150, 100)  # the first figure after the passes above
+    tracker.recorded(None, 100)  # cold start: nothing predicted
+    tracker.recorded(90, 100)
+    assert tracker.calibration_errors == [pytest.approx(0.5), pytest.approx(0.1)]
+    assert tracker.calibration_errors_after_pass == [pytest.approx(0.5)]
+
+
+def test_real_sessions_are_reported_apart_and_skipped_when_absent(tmp_path: Path) -> None:
+    assert {e.file for e in REAL_CORPUS} <= set(SOURCES)
+    assert all(e.group == "real" for e in REAL_CORPUS)
+    assert {e.name for e in REAL_CORPUS}.isdisjoint({e.name for e in CORPUS})
+    first = REAL_CORPUS[0]
+    (tmp_path / first.file).write_text("not the session\n", encoding="utf-8")
+    doc = run(REAL_CORPUS, real=tmp_path)
+    assert doc["transcripts"] == {}
+    real = doc["groups"]["real"]
+    assert set(real["skipped"]) == {e.name for e in REAL_CORPUS}
+    assert "sha256" in real["skipped"][first.name]
+    missing = next(e for e in REAL_CORPUS if e.file != first.file and e.fmt == "mini-swe-agent")
+    assert "not present" in real["skipped"][missing.name]
+    claude = next(e for e in REAL_CORPUS if e.fmt == "claude-code")
+    if claude.fmt not in FORMATS:
+        assert "not importable yet" in real["skipped"][claude.name]
+    assert real["overall"]["transcripts"] == 0 and real["overall"]["skipped"] == len(REAL_CORPUS)
+    assert cli.main(["--group", "real", "--real-dir", str(tmp_path / "nope")]) == 2
+
+
+def test_a_real_session_that_does_not_import_is_skipped_with_the_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import dataclasses
+
+    from bench.quality import real_corpus
+
+    entry = next(e for e in REAL_CORPUS if e.fmt == "openai")
+    messages = [
+        {"role": "user", "content": "hi"},
+        {"role": "function", "name": "f", "content": "ok"},  # legacy: the importer refuses it
+    ]
+    path = tmp_path / entry.file
+    path.write_text(json.dumps(messages), encoding="utf-8")
+    source = dataclasses.replace(SOURCES[entry.file], sha256=real_corpus.sha256_of(path))
+    monkeypatch.setitem(SOURCES, entry.file, source)
+    report = run_entry(entry, real=tmp_path)
+    assert report.skipped is not None and report.skipped.startswith("does not import: ")
+    assert "function" in report.skipped

@@ -94,7 +94,12 @@ def test_replay_with_a_small_window_compacts_and_loses_nothing(tmp_path: Path, f
 
     assert stats.calls == len(transcript.calls)
     assert stats.events_appended == transcript.event_count == len(ids)
-    assert stats.compactions >= 2, stats
+    # A token-triggered pass that would not make the prompt smaller does not commit (contract
+    # §5, Headroom, 2026-12-01): in these tiny windows a late pass may be one.
+    assert stats.compactions >= 1, stats
+    for result in passes:
+        assert result.compacted or (result.reason or "").startswith("not committed"), result
+    assert sum(r.compacted for r in passes) == stats.compactions
     assert stats.passes == len(passes) == stats.token_triggered + stats.count_triggered
     assert stats.count_triggered == 0, "sizes are known in every sample: never by count"
     assert stats.prompt_sizes_recorded == sum(c.prompt_tokens is not None for c in transcript.calls)

@@ -21,6 +21,7 @@ from core.config import CompactionConfig, SummarizerConfig
 from core.maintenance import PassResult
 from core.manager import MemoryManager
 from core.summaries import summary_md_bound
+from core.summarizer.base import CONTINUED_REQUEST_NOTE
 from core.tokens import estimate_tokens
 from tests.memory_invariants import assert_each_once, read_jsonl
 
@@ -248,8 +249,10 @@ def test_split_turn_names_its_own_request_after_it_was_compacted(tmp_path: Path)
     assert second.compacted and second.is_split_turn, second.reason
     one, two = chunk_summaries(root)
     assert prefix_request(one) == "- B: add the parser module and its tests, nothing else"
-    # B's user_input is in chunk one by now; the turn is still B's, not the pinned root A's.
-    assert prefix_request(two) == "- B: add the parser module and its tests, nothing else"
+    # B's user_input is in chunk one by now; the turn is still B's, not the pinned root A's,
+    # and chunk two points back instead of naming B's request again (contract §5, Turn
+    # start: the synthetic event below carries it).
+    assert prefix_request(two) == CONTINUED_REQUEST_NOTE
     assert "A: set up" not in two
     assert "src/b/step_0.py" in two, "what B did before carries over, flattened"
     hot = read_jsonl(root / "session" / "events.jsonl")
@@ -277,9 +280,13 @@ def test_forty_split_turn_passes_never_nest(tmp_path: Path) -> None:
     rolling = summary_md.split("## Rolling Summary")[1].split("## Recent Chunks")[0]
     assert nested(rolling) == []
     assert [s for s in summaries if nested(s)] == []
+    assert prefix_request(summaries[0]) == "- Long task: walk every device and flash it, one by one"
     for summary in summaries[1:]:
-        assert prefix_request(summary) == "- Long task: walk every device and flash it, one by one"
+        # the request is named once, by the chunk that compacted it (contract §5, Turn start)
+        assert prefix_request(summary) == CONTINUED_REQUEST_NOTE
         assert estimate_tokens(summary) <= cfg.summarizer.max_summary_tokens
+    hot = read_jsonl(root / "session" / "events.jsonl")
+    assert "Long task: walk every device" in hot[1]["content"], "the synthetic event carries it"
     # The run's 40 chunks fold into one Rolling Summary line, not 40 copies of a label.
     run_lines = [ln for ln in rolling.split("\n") if "Long task" in ln]
     assert len(run_lines) == 1, run_lines

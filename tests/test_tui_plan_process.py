@@ -15,6 +15,7 @@ import pytest
 from textual.pilot import Pilot
 
 import inspector.app as app_module
+from core.headroom import Headroom
 from core.manager import MemoryManager
 from core.planner import plan_compaction
 from inspector.app import InspectorApp
@@ -25,8 +26,10 @@ from tests.helpers.tui import SIZE, make, settle
 from tests.tui_fixtures import CONFIG, ev
 
 
-def _local(snapshot: HotWindowSnapshot) -> object:
-    return plan_compaction(snapshot.event_list(), CONFIG, tokens=snapshot.token_list())
+def _local(snapshot: HotWindowSnapshot, headroom: Headroom | None = None) -> object:
+    return plan_compaction(
+        snapshot.event_list(), CONFIG, tokens=snapshot.token_list(), headroom=headroom
+    )
 
 
 def _events(root: Path) -> Path:
@@ -101,7 +104,9 @@ async def planning_in_a_child(
         process = app._plan_process
         assert process is not None and process.pid is not None
         assert app.preview is not None
-        assert app.preview.plan == _local(app.query_one(HotWindow).snapshot)
+        # the app plans with the session's headroom, as a pass does (contract §5)
+        headroom = app._headroom(app.config)
+        assert app.preview.plan == _local(app.query_one(HotWindow).snapshot, headroom)
         yield app, pilot, process.pid
 
 
@@ -125,4 +130,4 @@ async def test_the_app_plans_in_its_thread_when_the_child_dies(
         assert app._plan_process is None
         preview = app.preview
         assert preview is not None
-        assert preview.plan == _local(app.query_one(HotWindow).snapshot)
+        assert preview.plan == _local(app.query_one(HotWindow).snapshot, app._headroom(app.config))

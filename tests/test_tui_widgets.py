@@ -66,7 +66,7 @@ async def test_80x24_nothing_cut_on_any_tab(tmp_path: Path) -> None:
             ]
             assert FIXED_SESSION in lines[0] and "demo-model" in lines[0]
             assert "off" in lines[1] and "idle" in lines[1]
-            assert "3,300 / 4,000" in lines[2] and "will compact: token path" in lines[3]
+            assert "3,300 / 4,000" in lines[2] and "a pass would compact now" in lines[3]
             for line in lines[:4]:
                 assert "…" not in line, (tab, line)
             footer = " ".join(footer_keys(app))
@@ -91,15 +91,46 @@ def test_budget_gauge_fits_its_width(width: int) -> None:
         reserve=600,
         compress_at_percent=80,
         will_compact=True,
-        verdict="will compact: token path (tokens trigger)",
+        verdict="a pass would compact now — m runs it (token path)",
         history=((1000, False), (None, True), (3300, False)),
     )
     head, bar = render_budget(info, width).split("\n")
     assert head.cell_len <= width and bar.cell_len <= width
-    assert "will compact: token path" in bar.plain
+    assert "a pass would compact now" in bar.plain
     assert bar.plain.index("]") - 1 >= min(24, width - 40)  # the bar itself stays readable
-    assert ("(tokens trigger)" in bar.plain) == (width >= 118)  # dropped first when narrow
-    assert ("runs " in bar.plain) == (width >= 78)  # then the sparkline
+    assert ("(token path)" in bar.plain) == (width >= 118)  # dropped first when narrow
+    assert ("m runs it" in bar.plain) == (width >= 78)  # then what follows the dash
+    assert ("  runs " in bar.plain) == (width >= 78)  # the sparkline
+
+
+@pytest.mark.parametrize("width", [60, 80, 120])
+def test_budget_gauge_bar_keeps_its_width_when_the_verdict_changes(width: int) -> None:
+    """Issue 22 item 6: the bar and the sparkline stay put whatever the verdict says."""
+    verdicts = (
+        "idle: no pass needed",
+        "a pass would compact now — m runs it (token path)",
+        "a pass is running now",
+        "none: an archived session is never compacted",
+    )
+    history = ((1000, False), (None, True), (3300, False))
+    bars = [
+        render_budget(
+            BudgetInfo(prompt_tokens=3300, window=4000, reserve=600, verdict=v, history=history),
+            width,
+        ).split("\n")[1]
+        for v in verdicts
+    ]
+    assert len({b.plain.index("]") for b in bars}) == 1
+    assert len({b.plain.rfind(" runs ") for b in bars}) == 1
+    assert all(b.cell_len <= width for b in bars)
+
+
+def test_budget_gauge_shows_the_calibration_once_learned() -> None:
+    learned = BudgetInfo(prompt_tokens=3300, window=40000, overhead=26000, ratio=2.0, samples=3)
+    assert "cal. 26,000 + 2.00×" in render_budget(learned, 120).plain
+    unlearned = BudgetInfo(prompt_tokens=3300, window=40000, overhead=0, ratio=1.0, samples=1)
+    assert "cal." not in render_budget(unlearned, 120).plain
+    assert render_budget(learned, 60).split("\n")[0].cell_len <= 60
 
 
 @pytest.mark.parametrize("width", [60, 118])

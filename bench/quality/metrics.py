@@ -152,11 +152,14 @@ _IDENT_PATTERNS = [
     r"\b[a-z]+(?:[A-Z][a-z0-9]*)+\b",  # camelCase
     r"\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b",  # PascalCase
     r"\b[A-Z][A-Z0-9]+-\d+\b",  # ticket ids: PI-1187
-    r"#\d{2,}\b",  # issue numbers: #412
+    r"#[1-9]\d{1,5}\b",  # issue numbers: #412 (not a colour such as #008800)
     r"\b[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_.]*\b",  # a.b.c
 ]
 _IDENT_RE = re.compile("|".join(f"(?:{p})" for p in _IDENT_PATTERNS), re.ASCII)
 _HASHLIKE = re.compile(r"^[0-9a-f]{7,}$")
+_NAME_CHAR = re.compile(r"[A-Za-z0-9_-]")
+"""A character that continues a name: a match right after one is a fragment of a longer name."""
+_CUT_TAIL = re.compile(r"[A-Za-z0-9_.~/-]+$")
 
 
 def identifiers(text: str) -> set[str]:
@@ -165,6 +168,8 @@ def identifiers(text: str) -> set[str]:
     or hashes."""
     out: set[str] = set()
     for m in _IDENT_RE.finditer(text):
+        if m.start() > 0 and _NAME_CHAR.match(text[m.start() - 1]):
+            continue  # a fragment: `text.test.ts` in `truncated-text.test.ts`
         tok = m.group(0).rstrip(".,:;")
         wordless = not re.search(r"[A-Za-z]", tok) and not tok.startswith("#")
         if len(tok) < 4 or _HASHLIKE.match(tok) or wordless:
@@ -177,7 +182,12 @@ def _argument_strings(value: Any, limit: int | None = ARGUMENT_VALUE_CHARS) -> I
     """Every string in a tool call's arguments, nested ones too, each cut to `limit`
     characters (None: whole)."""
     if isinstance(value, str):
-        yield value[:limit]
+        if limit is None or len(value) <= limit:
+            yield value
+        elif _NAME_CHAR.match(value[limit]):
+            yield _CUT_TAIL.sub("", value[:limit])  # a name the cut splits is not used whole
+        else:
+            yield value[:limit]
     elif isinstance(value, Mapping):
         for v in value.values():
             yield from _argument_strings(v, limit)
@@ -375,3 +385,14 @@ def unique_identifiers(chunks: Mapping[str, Sequence[Event]]) -> dict[str, str]:
 
 def ratio(numerator: float, denominator: float) -> float | None:
     return numerator / denominator if denominator else None
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """The q-quantile (0 ≤ q ≤ 1) of `values` by linear interpolation; None when empty."""
+    if not values:
+        return None
+    xs = sorted(values)
+    pos = q * (len(xs) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)

@@ -46,6 +46,7 @@ from core.summarizer.base import (
     SummarizerConfigLike,
     SummarizerError,
     SummaryKind,
+    continued_turn_prefix,
     split_turn_overhead_tokens,
     split_turn_summary,
 )
@@ -136,6 +137,7 @@ __all__ = [
     "SummarizerConfigLike",
     "SummarizerError",
     "SummaryKind",
+    "continued_turn_prefix",
     "make_summarizer",
     "render_events_for_prompt",
     "split_turn_overhead_tokens",

@@ -9,7 +9,7 @@ from typing import Any, Literal, Protocol
 
 from core.errors import SessionMemoryError
 from core.events import Event
-from core.runs import SPLIT_TURN_MARKER
+from core.runs import ORIGINAL_REQUEST_LABEL, SPLIT_TURN_MARKER, SUMMARY_LABELS
 from core.text import (
     collapse_whitespace,
     compact_json,
@@ -98,3 +98,29 @@ def split_turn_summary(history: str, prefix: str) -> str:
     if not history.strip():
         return f"{SPLIT_TURN_MARKER}\n{prefix}"
     return f"{history}{SPLIT_TURN_SEPARATOR}{SPLIT_TURN_MARKER}\n{prefix}"
+
+
+CONTINUED_REQUEST_NOTE = "- (the same request as the chunk before: this chunk continues that turn)"
+"""What a continued split turn's chunk summary says instead of repeating the request."""
+
+
+def continued_turn_prefix(prefix: str) -> str:
+    """A continued split turn's prefix as its chunk summary carries it (contract §5, Turn
+    start): the bullets under `Original request:` become one line that points back, because
+    the chunk that compacted the turn's user_input names the request already and the
+    synthetic event in the hot window carries it; so passes inside one long turn do not each
+    add the request to summary.md again. A prefix without that section is kept as it is."""
+    lines = prefix.split("\n")
+    out: list[str] = []
+    skipping = False
+    for line in lines:
+        stripped = line.strip()
+        if stripped == ORIGINAL_REQUEST_LABEL:
+            out += [line, CONTINUED_REQUEST_NOTE]
+            skipping = True
+            continue
+        if skipping and (stripped in SUMMARY_LABELS or (stripped and line[:1] not in " -\t")):
+            skipping = False
+        if not skipping:
+            out.append(line)
+    return "\n".join(out)

@@ -50,7 +50,8 @@ LEGEND: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("%", "compress_at_percent of the window: the other token threshold"),
             ("runs ▁▃▇", "prompt size per observed run, newest on the right"),
             ("| in runs", "a compaction happened between two runs"),
-            ("next pass", "what the trigger says now: idle, will compact (path), would skip"),
+            ("verdict", "what happens now: idle, a pass would compact (m runs it), is running"),
+            ("cal.", "the provider's fixed part + tokens per estimated token, once learned"),
         ),
     ),
     (

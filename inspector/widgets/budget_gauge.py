@@ -5,6 +5,11 @@ Keyboard-free and text-only, so it reads the same in 16 colours or with NO_COLOR
 `█` (recorded by the provider) / `▓` (estimated: appended since, or reset by a pass) / `░`, the
 reserve threshold is `R`, the `compress_at_percent` threshold is `%`, and a
 compaction in the sparkline is `|`.
+
+The figure is the trigger's: it carries the session's calibration (contract §5), so after a pass
+it already holds the provider's fixed part and does not jump at the next recorded figure; the
+head line says what was learned (`cal. 26,000 + 2.00×`). The bar keeps its width whatever the
+verdict says: the verdict has a room of its own, set by the width alone.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ from textual.widget import Widget
 SPARK = "▁▂▃▄▅▆▇█"
 MIN_BAR = 24
 """The bar keeps at least this many cells before the verdict is shortened or the sparkline goes."""
+VERDICT_SHARE = 0.47
+"""The verdict's room, as a share of the width (at least 16, at most 56 cells)."""
 
 
 @dataclass(frozen=True)
@@ -33,6 +40,10 @@ class BudgetInfo:
     verdict: str = "idle"
     history: Sequence[tuple[int | None, bool]] = field(default_factory=tuple)
     """Prompt tokens per observed run, oldest first; True where a compaction happened."""
+    overhead: int = 0
+    ratio: float = 1.0
+    samples: int = 0
+    """The session's calibration (core.calibration): shown once it has two samples."""
 
 
 def sparkline(history: Sequence[tuple[int | None, bool]], width: int) -> str:
@@ -72,6 +83,10 @@ def render_budget(info: BudgetInfo, width: int) -> Text:
         (f"  %={info.compress_at_percent:g}% ", "dim"),
         (f"{pct_tokens:,}", ""),
     ]
+    if info.samples >= 2:
+        head.append((f"  cal. {info.overhead:,} + {info.ratio:.2f}×", "dim"))
+    if sum(len(t) for t, _ in head) > width and info.samples >= 2:
+        head.pop()  # the calibration goes first
     if sum(len(t) for t, _ in head) > width:
         head[-4] = ("  R ", "dim")
     if sum(len(t) for t, _ in head) > width:
@@ -79,14 +94,16 @@ def render_budget(info: BudgetInfo, width: int) -> Text:
     if sum(len(t) for t, _ in head) > width:
         head = [(t.replace(" est.", "e"), style) for t, style in head]
 
-    verdict = info.verdict
+    # The verdict's room depends on the width alone, so the bar does not change width when
+    # the verdict's text does; a verdict longer than its room is shortened (the part in
+    # parentheses first, then what follows a dash, then cut).
+    room = min(56, max(16, int(width * VERDICT_SHARE)))
+    verdict = _fit_verdict(info.verdict, room)
     spark_cells = min(20, max(6, len(info.history)))
     spark_room = 7 + spark_cells if info.history else 0
-    if width - 14 - spark_room - len(verdict) < MIN_BAR and " (" in verdict:
-        verdict = verdict[: verdict.index(" (")]  # the trigger's name goes first when narrow
-    if width - 14 - spark_room - len(verdict) < MIN_BAR:
-        spark_room = 0  # then the sparkline
-    bar_width = max(10, min(60, width - 14 - spark_room - len(verdict)))
+    if width - 3 - room - spark_room < MIN_BAR:
+        spark_room = 0
+    bar_width = max(10, min(60, width - 3 - room - spark_room))
     filled = 0 if prompt is None else min(bar_width, round(prompt / window * bar_width))
     estimated = 0 if prompt is None else min(prompt, max(0, info.estimated_tokens))
     solid = 0 if prompt is None else min(filled, round((prompt - estimated) / window * bar_width))
@@ -106,8 +123,10 @@ def render_budget(info: BudgetInfo, width: int) -> Text:
             bar.append((ch, "red" if over else "yellow"))
         else:
             bar.append((ch, "dim"))
-    bar += [("] ", "dim"), ("next pass: ", "dim")]
+    bar.append(("] ", "dim"))
     bar.append((verdict, "bold yellow" if info.will_compact else "bold"))
+    if info.history and spark_room:
+        bar.append((" " * (room - len(verdict)), ""))
     used = sum(len(t) for t, _ in bar)
     spark_width = min(40, max(spark_cells, width - used - 7))
     if info.history and spark_room and used + 7 + spark_width <= width:
@@ -117,6 +136,16 @@ def render_budget(info: BudgetInfo, width: int) -> Text:
     out.no_wrap = True
     out.overflow = "ellipsis"
     return out
+
+
+def _fit_verdict(verdict: str, room: int) -> str:
+    if len(verdict) > room and " (" in verdict:
+        verdict = verdict[: verdict.index(" (")]
+    if len(verdict) > room and " — " in verdict:
+        verdict = verdict[: verdict.index(" — ")]
+    if len(verdict) > room:
+        verdict = verdict[: room - 1] + "…"
+    return verdict
 
 
 class BudgetGauge(Widget):

@@ -253,6 +253,30 @@ def tokens_before_after(row: ChunkRow) -> str:
     return f"{_count(before)}→{_count(after)}"
 
 
+def turn_start_text(row: ChunkRow) -> str:
+    """A split turn's start for the detail pane (issue 22 item 2): its user_input's id and
+    where that input is — this chunk, an earlier chunk (a turn several passes cut inside), or
+    the hot window (the pinned root)."""
+    meta = row.cut_meta or {}
+    start = str(meta.get("turn_start_event_id"))
+    held = row.extra.get("turn_start_chunk_id")
+    if held == row.chunk_id:
+        return f"{start} (its request is in this chunk)"
+    if isinstance(held, str) and held:
+        return f"{start} (its request is in chunk {held}; this chunk continues that turn)"
+    if "turn_start_chunk_id" in row.extra:  # null: the pinned root was the turn's input
+        return f"{start} (the pinned root: its request stays in the hot window)"
+    return start  # an entry written before 2026-12-01 does not say
+
+
+def grew_the_prompt(row: ChunkRow) -> bool:
+    """Whether the pass that made this chunk left a bigger prompt than it found (issue 22
+    item 3; by the estimates its cut_meta records)."""
+    before = _int((row.cut_meta or {}).get("tokens_before"))
+    after = tokens_after(row)
+    return before is not None and after is not None and after >= before
+
+
 def cut_meta_detail(row: ChunkRow) -> Text:
     """Every cut_meta field (and how the chunk was made) spelled out, for the detail pane."""
     meta = row.cut_meta or {}
@@ -270,7 +294,7 @@ def cut_meta_detail(row: ChunkRow) -> Text:
     ]
     line("cut", " · ".join(h for h in how if h) or "(not recorded)")
     if meta.get("turn_start_event_id") is not None:
-        line("turn start", str(meta["turn_start_event_id"]))
+        line("turn start", turn_start_text(row))
     if meta.get("first_kept_event_id") is not None:
         line("first kept", str(meta["first_kept_event_id"]))
     if "tokens_before" in meta or "kept_tokens_estimate" in meta:
@@ -387,7 +411,11 @@ def row_cells(row: ChunkRow) -> list[Text]:
         Text(row.source, style=SOURCE_STYLE.get(row.source, "")),
         Text("?" if row.event_count is None else str(row.event_count), justify="right"),
         Text("split", style="bold yellow") if row.is_split_turn else Text(""),
-        Text(tokens_before_after(row), justify="right"),
+        Text(
+            tokens_before_after(row),
+            justify="right",
+            style="bold red" if grew_the_prompt(row) else "",
+        ),
         safe_line(cut_meta_summary(row.cut_meta, row.extra.get("path")), "dim", limit=60),
         safe_line(row.summary_backend or "", limit=24),
         safe_line(_created(row.created_at)[:16], limit=24),

@@ -35,6 +35,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from core.events import CutClass
+from core.planner import CompactionPlan
 from inspector.model import EMPTY_SNAPSHOT, CutPreview, HotWindowSnapshot, LazyRows, Row
 from inspector.safe_text import one_line
 
@@ -111,6 +112,14 @@ def _compact_count(n: int) -> str:
     if n < 10_000_000:
         return f"{n / 1000:.0f}k"
     return f"{n / 1_000_000:.0f}M"
+
+
+def turn_start_tag(plan: CompactionPlan) -> str:
+    """The `^` row's label: whose request the split turn continues."""
+    if plan.turn_continued:
+        where = f" in chunk {plan.turn_start_chunk_id}" if plan.turn_start_chunk_id else ""
+        return f"turn start: its request is{where or ' in a chunk'} · "
+    return "turn start · "
 
 
 class HotWindow(ScrollView, can_focus=True):
@@ -423,12 +432,15 @@ class HotWindow(ScrollView, can_focus=True):
         tag = "root · " if is_root else "split turn · " if row.synthetic else ""
         mark2 = " "
         if preview is not None:
-            if compacted:
+            if row.index == preview.turn_start_row and preview.plan.is_split_turn:
+                # The split turn's start, compacted or not (issue 22 item 2): its own request,
+                # or the synthetic event standing for one an earlier pass compacted.
+                mark2 = "^"
+                tag = turn_start_tag(preview.plan) + tag
+            elif compacted:
                 mark2 = "×"
             elif pulled:
                 mark2 = "+"
-            elif row.index == preview.turn_start_row:
-                mark2 = "^"
         link = snap.link_of(row.index)
         link_text = ""
         if link is not None:

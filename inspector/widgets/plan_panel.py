@@ -22,7 +22,7 @@ from textual.widgets import Input, Label, Static
 
 from core.planner import CompactionPlan
 from core.trigger import TriggerDecision
-from inspector.safe_text import safe_text
+from inspector.safe_text import safe_line, safe_text
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ def render_plan(
     if plan.useful:
         out.append(f"{plan.path} path at #{plan.cut_index}", style="bold")
         if plan.is_split_turn:
-            out.append(f"  split turn (starts at event {plan.turn_start_index})", style="bold")
+            out.append_text(safe_line(f"  split turn ({split_turn_label(plan)})", "bold"))
         if plan.pinned_root_index is not None:
             out.append(f"  root {plan.pinned_root_index} pinned")
     else:
@@ -242,3 +242,20 @@ class PlanPanel(Vertical):
 
     def show(self, plan: CompactionPlan | None, trigger: TriggerDecision | None) -> None:
         self.query_one("#plan-body", Static).update(render_plan(plan, trigger, self.what_if))
+
+
+def split_turn_label(plan: CompactionPlan) -> str:
+    """Where a split turn's request is, in words (issue 22 item 2): its own user_input in the
+    window, or the chunk an earlier pass compacted it into; never the pinned root unless the
+    root is that turn's input."""
+    request = f": {plan.turn_request}" if plan.turn_request else ""
+    if plan.turn_continued:
+        where = (
+            f"its request is in chunk {plan.turn_start_chunk_id}"
+            if plan.turn_start_chunk_id
+            else "its request was compacted by an earlier pass"
+        )
+        return f"{where}{request}"
+    if plan.turn_start_index is not None and plan.turn_start_index == plan.pinned_root_index:
+        return f"starts at the pinned root, event {plan.turn_start_index}{request}"
+    return f"starts at event {plan.turn_start_index}{request}"
