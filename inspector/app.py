@@ -227,6 +227,7 @@ class InspectorApp(App[int]):
         Binding("space", "demo_toggle", "Play/pause", show=False, id="demo.toggle"),
         Binding("s", "demo_step", "Step", show=False, id="demo.step"),
         Binding("b", "back_to_active", "Active session", id="back_to_active"),
+        Binding("T", "timeline", "Timeline", show=False, id="timeline"),
         Binding("question_mark", "help", "Help", id="help"),
         Binding("q", "quit", "Quit", id="quit"),
         Binding("ctrl+q", "quit", "Quit", show=False, priority=True, id="quit.ctrl"),
@@ -1291,6 +1292,14 @@ class InspectorApp(App[int]):
         ]
         return rows
 
+    def action_timeline(self) -> None:
+        """Every model call and pass of the session on display (inspector/screens)."""
+        from inspector.screens.timeline_screen import TimelineScreen
+
+        if isinstance(self.screen, TimelineScreen):
+            return
+        self.push_screen(TimelineScreen(self._view_context(), self.display_root))
+
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):
             return
@@ -1317,6 +1326,7 @@ class InspectorApp(App[int]):
 
     def open_archive(self, session_dir: Path, session_id: str | None = None) -> None:
         """Show a closed session in the same views, read-only."""
+        self._drop_moment()
         manager = MemoryManager(
             self.memory_dir, self.config, session_dir=Path(session_dir), read_only=True
         )
@@ -1324,10 +1334,40 @@ class InspectorApp(App[int]):
         self._switch_manager(manager)
         self.log_activity(f"viewing archived session {self.archive_id}", "action")
 
+    _moment_root: Path | None = None
+    """A past moment on display (the Timeline's `g`): its folder, removed on leaving it."""
+
+    def open_moment(self, moment_root: Path, label: str) -> None:
+        """Every tab as it was at a past model call, read-only (core.timeline.materialize_moment
+        laid it out under `moment_root`); `b` comes back to now."""
+        self._drop_moment()
+        self._moment_root = moment_root
+        self.archive_id = label
+        self._switch_manager(MemoryManager(moment_root, self.config, read_only=True))
+        self.query_one("#archive-banner", Static).update(
+            Text(f" PAST — {label} · read-only · b: back to now ", style="bold reverse")
+        )
+        self.log_activity(f"viewing the past: {label}", "action")
+
+    def _drop_moment(self) -> None:
+        if self._moment_root is not None:
+            import shutil
+
+            parent = self._moment_root.parent  # the temporary folder made for it
+            if parent.name.startswith("session-inspector-moment-"):
+                shutil.rmtree(parent, ignore_errors=True)
+            else:
+                shutil.rmtree(self._moment_root, ignore_errors=True)
+            self._moment_root = None
+        self.query_one("#archive-banner", Static).update(
+            Text(" ARCHIVED — not part of any prompt ", style="bold reverse")
+        )
+
     def action_back_to_active(self) -> None:
         if self.archive_id is None:
             return
         self.archive_id = None
+        self._drop_moment()
         self._switch_manager(self.active_manager)
         self.log_activity("back to the active session", "action")
 

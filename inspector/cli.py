@@ -340,10 +340,30 @@ def _commands() -> list[tuple[str, str, str]]:
         ),
         (
             "prompt",
-            "the messages a model would get now",
+            "the messages a model would get now, or got at a past call (--at)",
             f"Assemble the prompt: one system message (system prompt + summary.md), the hot\n"
-            f"window as native chat messages, then the task.\n\nexample:\n"
-            f"  {PROG} prompt --system 'You are a device agent.' --task 'continue' --json\n\n"
+            f"window as native chat messages, then the task. With --at CALL: the prompt the\n"
+            f"model got at that call of the prompt ledger (1 the first, -1 the latest, or a\n"
+            f"call id), rebuilt byte for byte, with each part's tokens and the provider's\n"
+            f"figure.\n\nexamples:\n"
+            f"  {PROG} prompt --system 'You are a device agent.' --task 'continue' --json\n"
+            f"  {PROG} prompt --at 57\n\n"
+            f"{_READ_NOTE}",
+        ),
+        (
+            "timeline",
+            "every model call and pass of the session, from the prompt ledger",
+            f"One row per model call (its prompt's parts, the provider's figure) and per pass\n"
+            f"(the prompt before it, predicted and measured after it, trigger, path, cut, split\n"
+            f"turn, headroom moves, summarizer, duration); a pass that did not make the prompt\n"
+            f"smaller is flagged.\n\nexample:\n  {PROG} timeline --json\n\n{_READ_NOTE}",
+        ),
+        (
+            "dropped",
+            "what a pass dropped: the facts of its chunk nothing after it carries",
+            f"The file paths, identifiers, numbers with units, error lines and the user's\n"
+            f"constraints in CHUNK that neither summary.md nor the hot window held after its\n"
+            f"pass, grouped and ranked.\n\nexample:\n  {PROG} dropped chunk_0003 --json\n\n"
             f"{_READ_NOTE}",
         ),
         (
@@ -513,16 +533,18 @@ def build_parser() -> argparse.ArgumentParser:
     p = parsers["prompt"]
     p.add_argument(
         "--system",
-        default=DEFAULT_SYSTEM_PROMPT,
         metavar="S",
-        help="the system prompt (default, as the TUI's Prompt tab: %(default)r)",
+        help=f"the system prompt (default, as the TUI's Prompt tab: {DEFAULT_SYSTEM_PROMPT!r})",
     )
     p.add_argument(
         "--task",
-        default=DEFAULT_TASK,
         metavar="T",
-        help="the current task (default, as the TUI's Prompt tab: %(default)r)",
+        help=f"the current task (default, as the TUI's Prompt tab: {DEFAULT_TASK!r})",
     )
+    p.add_argument("--at", metavar="CALL", help="a past call: its number (-1: the latest) or id")
+
+    p = parsers["dropped"]
+    p.add_argument("chunk", metavar="CHUNK", help="a chunk id of the active session")
 
     p = parsers["import"]
     p.add_argument("file", metavar="FILE", help="the transcript to read (- for stdin)")
@@ -893,14 +915,66 @@ def cmd_recall(ctx: Context) -> int:
 
 
 def cmd_prompt(ctx: Context) -> int:
+    if ctx.args.at is not None:
+        return cmd_prompt_at(ctx)
+    from inspector.defaults import DEFAULT_SYSTEM_PROMPT, DEFAULT_TASK
+
+    system = DEFAULT_SYSTEM_PROMPT if ctx.args.system is None else ctx.args.system
+    task = DEFAULT_TASK if ctx.args.task is None else ctx.args.task
     manager = ctx.manager(read_only=True)
-    messages = manager.build_prompt(ctx.args.system, ctx.args.task)
+    messages = manager.build_prompt(system, task)
     if ctx.json:
         ctx.emit_json(_with_memory_dir({"messages": messages}, manager.memory_dir))
         return EXIT_OK
     from inspector.output import render_prompt
 
     render_prompt(ctx.console, messages)
+    return EXIT_OK
+
+
+def cmd_prompt_at(ctx: Context) -> int:
+    from core.timeline import rebuild_call
+
+    if ctx.args.system is not None or ctx.args.task is not None:
+        raise UsageError("prompt --at CALL rebuilds a past prompt: leave out --system and --task")
+    from core.paths import MemoryPaths
+
+    root = ctx.require_memory()  # no manager: a cold rebuild reads the ledger and a few files
+    rebuilt = rebuild_call(MemoryPaths(root), str(ctx.args.at))
+    if ctx.json:
+        ctx.emit_json(_with_memory_dir(rebuilt.to_json(), root))
+        return EXIT_OK
+    from inspector.timeline_output import render_rebuilt
+
+    render_rebuilt(ctx.console, rebuilt)
+    return EXIT_OK
+
+
+def cmd_timeline(ctx: Context) -> int:
+    from core.timeline import build_timeline
+
+    manager = ctx.manager(read_only=True)
+    timeline = build_timeline(manager.paths, manager.config, manager.store.read_state().model)
+    if ctx.json:
+        ctx.emit_json(_with_memory_dir(timeline.to_json(), manager.memory_dir))
+        return EXIT_OK
+    from inspector.timeline_output import render_timeline
+
+    render_timeline(ctx.console, timeline)
+    return EXIT_OK
+
+
+def cmd_dropped(ctx: Context) -> int:
+    from core.timeline import dropped_for_chunk
+
+    manager = ctx.manager(read_only=True)
+    report = dropped_for_chunk(manager.paths, str(ctx.args.chunk))
+    if ctx.json:
+        ctx.emit_json(_with_memory_dir(report.to_json(), manager.memory_dir))
+        return EXIT_OK
+    from inspector.timeline_output import render_dropped
+
+    render_dropped(ctx.console, report)
     return EXIT_OK
 
 
@@ -1156,6 +1230,8 @@ COMMANDS: dict[str, Callable[[Context], int]] = {
     "rotate": cmd_rotate,
     "recall": cmd_recall,
     "prompt": cmd_prompt,
+    "timeline": cmd_timeline,
+    "dropped": cmd_dropped,
     "repair": cmd_repair,
     "import": cmd_import,
     "follow": cmd_follow,
