@@ -260,7 +260,6 @@ def test_cli_prompt_at_timeline_and_errors(
         (["prompt", "--at", "99"], "calls 1 to 10"),
         (["prompt", "--at", "nope"], "no model call"),
         (["prompt", "--at", "1", "--task", "x"], "leave out"),
-        (["prompt"], "--at CALL"),
         (["dropped", "chunk_9999"], "no chunk"),
         (["dropped", "../etc"], "invalid chunk id"),
     ):
