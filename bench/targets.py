@@ -126,6 +126,27 @@ TARGETS: tuple[Target, ...] = (
     Target("index_bytes_per_chunk", "index.yaml bytes per chunk at 10k chunks", "B", None, None),
     Target("summary_md_within_bound_10k", "1 if summary.md ≤ summary_md_bound at 10k", "", ">=", 1),
     Target(
+        "ledger_append_us_p50",
+        "prompt-ledger line: build_prompt p50 with it − without it",
+        "µs",
+        "<=",
+        50,
+    ),
+    Target(
+        "prompt_rebuild_cold_ms_10k_chunks",
+        "`prompt --at N`, fresh process, past call of a 10k-chunk session",
+        "ms",
+        "<=",
+        250,
+    ),
+    Target(
+        "timeline_open_ms_10k_calls",
+        "timeline read (the Timeline's rows), 10k calls / 1k passes",
+        "ms",
+        "<=",
+        300,
+    ),
+    Target(
         "follow_lag_p95_ms", "`follow`: agent log line written → its event stored", "ms", "<=", 250
     ),
 )
@@ -178,6 +199,11 @@ GROUPS: dict[str, tuple[str, ...]] = {
         "rotate_ms_10k_chunks",
         "index_bytes_per_chunk",
         "summary_md_within_bound_10k",
+    ),
+    "ledger": (
+        "ledger_append_us_p50",
+        "prompt_rebuild_cold_ms_10k_chunks",
+        "timeline_open_ms_10k_calls",
     ),
 }
 """The keys each group of `python -m bench` reports (`bench/<group>.py`), in run order: the

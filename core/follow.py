@@ -46,7 +46,15 @@ from core.import_stream import (
 )
 from core.maintenance import PassResult
 from core.manager import MemoryManager
-from core.replay import ProviderScale, ReplayStats, _append, _maybe_pass, prompt_estimate
+from core.replay import (
+    REPLAY_SYSTEM_PROMPT,
+    REPLAY_TASK,
+    ProviderScale,
+    ReplayStats,
+    _append,
+    _maybe_pass,
+    prompt_estimate,
+)
 
 FOLLOW_FORMATS: tuple[str, ...] = ("claude-code", "codex", "pi")
 HEAD_BYTES = 256
@@ -98,6 +106,8 @@ class LiveReplay:
                 self.between_calls = False
                 if not self.checked:
                     _maybe_pass(self.mm, self.stats, self.after_pass)
+                # The call's line in the prompt ledger, as a replay writes it.
+                self.mm.build_prompt(REPLAY_SYSTEM_PROMPT, REPLAY_TASK)
                 self.at_call = self.original
                 self.stats.calls += 1
                 if action.prompt_tokens is not None:

@@ -30,6 +30,7 @@ from core.config import CompactionConfig, load_config
 from core.errors import IndexCorruptError, SessionMemoryError, StoreError
 from core.events import Event, make_event
 from core.faults import fault_point
+from core.ledger import PromptLedger, record_measured
 from core.prompt import build_prompt_messages
 from core.reader import EventTail
 from core.status import (
@@ -115,6 +116,8 @@ class MemoryManager:
         self._hot_tail = EventTail(self.paths.events, tokens=False)
         self._hot_cache: list[Event] = []
         self._recall_cache: RecallCache | None = None
+        self.ledger = PromptLedger(self.paths)
+        """Writes session/prompts.jsonl: a line per build_prompt, measured figure and pass."""
 
     @property
     def recall_cache(self) -> RecallCache:
@@ -190,9 +193,18 @@ class MemoryManager:
         appended after it by estimate (contract §5). `after_event_id`: the figure's call came
         after that stored event, not after the last one (see SessionStore)."""
         self._writable()
-        self.store.record_prompt_tokens(
+        state = self.store.record_prompt_tokens(
             int(n), model=model or self.model, after_event_id=after_event_id
         )
+        try:
+            record_measured(
+                self.paths,
+                int(n),
+                model=model or self.model,
+                after_event_id=state.prompt_tokens_after_event_id,
+            )
+        except (OSError, SessionMemoryError) as exc:
+            self.store.warnings.append(f"the prompt ledger was not written: {exc}")
 
     def commit_run(self, assistant_text: str, **fields: Any) -> Event:
         event = self.append(make_event("assistant_output", assistant_text, **fields))
@@ -261,6 +273,7 @@ class MemoryManager:
         force: bool = False,
         focus: str | None = None,
         prompt_tokens: int | None = None,
+        config: CompactionConfig | None = None,
     ) -> PassResult:
         """One pass, counted in telemetry; a pass that added a chunk adds it to recall's file,
         and `on_pass` sees every result."""
@@ -268,7 +281,7 @@ class MemoryManager:
 
         result = run_pass(
             self.store,
-            self.config,
+            config or self.config,
             self.summarizer,
             force=force,
             prompt_tokens=prompt_tokens,
@@ -284,6 +297,13 @@ class MemoryManager:
             self.telemetry.skips[key] = self.telemetry.skips.get(key, 0) + 1
         if result.compacted:
             self.recall_cache.index_new_chunks()
+        if result.compacted or (result.trigger is not None and result.trigger.should_compress):
+            from core.timeline import record_pass
+
+            try:
+                record_pass(self.store, self.ledger, result)
+            except (OSError, SessionMemoryError) as exc:
+                self.store.warnings.append(f"the prompt ledger was not written: {exc}")
         if self.on_pass is not None:
             self.on_pass(result)
         return result
@@ -294,10 +314,12 @@ class MemoryManager:
         force: bool = False,
         focus: str | None = None,
         prompt_tokens: int | None = None,
+        config: CompactionConfig | None = None,
     ) -> PassResult:
-        """Run one maintenance pass synchronously (design: MemoryManager.Save)."""
+        """Run one maintenance pass synchronously (design: MemoryManager.Save). `config`: a
+        one-off config for this pass alone (the TUI's what-if values); never saved."""
         self._writable()
-        return self._run_pass(force=force, focus=focus, prompt_tokens=prompt_tokens)
+        return self._run_pass(force=force, focus=focus, prompt_tokens=prompt_tokens, config=config)
 
     def plan(
         self,
@@ -360,6 +382,10 @@ class MemoryManager:
                 repaired["catalog_rebuilt"] = 1
             for key, n in self._recover_archives().items():
                 repaired[key] = repaired.get(key, 0) + n
+            from core.ledger import check_ledger
+
+            with self.store.lock():
+                repaired.update(check_ledger(self.paths))
         self.recall_cache.forget()
         if self.persistent_recall and self.recall_cache.rebuild_file():
             repaired["recall_index_rebuilt"] = 1
@@ -471,22 +497,83 @@ class MemoryManager:
     def has_compressed_history(self) -> bool:
         """True when the active session has indexed chunks (archives never count); read
         through the catalog, so a prompt does not parse a 10,000-chunk index."""
-        try:
-            return len(read_catalog(self.paths, write=not self.read_only)) > 0
-        except IndexCorruptError:
-            return self.paths.summary.exists() and self.paths.summary.stat().st_size > 0
+        return self._history()[0] > 0
 
-    def build_prompt(self, system_prompt: str, task: str) -> list[dict[str, Any]]:
-        summary_md = None
-        if self.has_compressed_history() and self.paths.summary.exists():
-            try:
-                data = read_bytes_no_symlink(self.paths.summary)
-            except OSError as exc:
-                raise StoreError(
-                    f"cannot read {self.paths.summary}: {exc.strerror or exc}"
-                ) from exc
-            summary_md = data.decode("utf-8", errors="replace")
-        return build_prompt_messages(system_prompt, summary_md, self._hot_events(), task)
+    def _history(self) -> tuple[int, str | None]:
+        """(indexed chunks, the last one's id) of the active session, through the catalog;
+        with an unreadable index, whether summary.md holds something (1 or 0) and None."""
+        try:
+            catalog = read_catalog(self.paths, write=not self.read_only)
+        except IndexCorruptError:
+            has = self.paths.summary.exists() and self.paths.summary.stat().st_size > 0
+            return (1 if has else 0), None
+        count = len(catalog)
+        return count, (catalog.entries.chunk_id(count - 1) if count else None)
+
+    def build_prompt(
+        self, system_prompt: str, task: str, *, record: bool = True
+    ) -> list[dict[str, Any]]:
+        """The messages a model gets for `task` now (contract §11). A writable manager also
+        appends the call to the prompt ledger (session/prompts.jsonl) unless `record` is
+        False (a preview, such as the TUI's Prompt tab); a ledger that cannot be written is a
+        warning in `store.warnings`, never an error of the prompt."""
+        summary_md, chunk_count, last_chunk = self._summary_now()
+        hot = self._hot_events()
+        messages = build_prompt_messages(system_prompt, summary_md, hot, task)
+        if record and not self.read_only:
+            self._ledger_call(
+                system_prompt, summary_md, hot, task, chunk_count, last_chunk, len(messages)
+            )
+        return messages
+
+    def _summary_now(self) -> tuple[str | None, int, str | None]:
+        """(summary.md when there is compressed history, chunk count, last chunk id)."""
+        chunk_count, last_chunk = self._history()
+        if chunk_count == 0 or not self.paths.summary.exists():
+            return None, chunk_count, last_chunk
+        try:
+            data = read_bytes_no_symlink(self.paths.summary)
+        except OSError as exc:
+            raise StoreError(f"cannot read {self.paths.summary}: {exc.strerror or exc}") from exc
+        return data.decode("utf-8", errors="replace"), chunk_count, last_chunk
+
+    def _ledger_call(
+        self,
+        system_prompt: str,
+        summary_md: str | None,
+        hot: list[Event],
+        task: str,
+        chunk_count: int,
+        last_chunk: str | None,
+        message_count: int,
+    ) -> None:
+        try:
+            self.ledger.record_call(
+                system_prompt,
+                summary_md,
+                hot,
+                task,
+                model=self.model,
+                chunk_count=chunk_count,
+                last_chunk_id=last_chunk,
+                message_count=message_count,
+            )
+        except (OSError, SessionMemoryError) as exc:
+            self.store.warnings.append(f"the prompt ledger was not written: {exc}")
+
+    def record_call(self, system_prompt: str, task: str, hot_events: list[Event]) -> None:
+        """Append a prompt-ledger line for a model call whose hot window was `hot_events`
+        with the summary.md of now (an import's calls: no pass ran between them)."""
+        self._writable()
+        summary_md, chunk_count, last_chunk = self._summary_now()
+        count = len(build_prompt_messages(system_prompt, summary_md, hot_events, task))
+        self._ledger_call(
+            system_prompt, summary_md, hot_events, task, chunk_count, last_chunk, count
+        )
+
+    def hot_events(self) -> list[Event]:
+        """The hot window's events now (what the next prompt holds)."""
+        return self._hot_events()
 
     def _hot_events(self) -> list[Event]:
         """The hot window's events, read incrementally: a prompt built per model call costs
@@ -528,6 +615,7 @@ class MemoryManager:
         append is durable once it exits, with durability `run`)."""
         self.wait_for_maintenance()
         self.store.settle_appends()
+        self.ledger.close()
 
     def __enter__(self) -> MemoryManager:
         return self

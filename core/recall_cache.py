@@ -136,8 +136,10 @@ class RecallCache:
         key = paths.session
         store = self.files.get(key)
         if store is None:
+            # An archive is read-only from its rotation on: its index is never written, so a
+            # search over it leaves no -wal/-shm there (even from a writable manager).
             store = self.files[key] = PersistentRecallIndex(
-                paths, _chunk_events, read_only=self.read_only
+                paths, _chunk_events, read_only=self.read_only or paths.is_archive
             )
         return store
 

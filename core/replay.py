@@ -39,6 +39,12 @@ from core.manager import MemoryManager
 from core.state import MAX_PROMPT_TOKENS
 from core.tokens import estimate_event_tokens, estimate_tokens
 
+REPLAY_SYSTEM_PROMPT = "You are the agent of this transcript (replayed by session-inspector)."
+"""The system prompt a replay builds each call's prompt with (the log does not carry one)."""
+REPLAY_TASK = "continue"
+"""The task a replay builds each call's prompt with: the call's own inputs are in the hot
+window already, so the prompt the ledger records is the memory's as the model would see it."""
+
 
 class PartialImportError(SessionMemoryError):
     """A write failed after some of the transcript's events were stored (exit status 1). The
@@ -123,7 +129,8 @@ def replay(
     before_call: Callable[[int, ModelCall], None] | None = None,
     after_pass: Callable[[PassResult], None] | None = None,
 ) -> ReplayStats:
-    """For each model call: append its inputs, run a pass if the trigger says so, call
+    """For each model call: append its inputs, run a pass if the trigger says so, build the
+    call's prompt (its line in the prompt ledger, session/prompts.jsonl), call
     `before_call(i, call)` (the prompt the model would get is measurable there), record the
     call's prompt size (see the module docstring), append its outputs. Then the trailing
     events and one more pass if needed. `after_pass` gets every pass the trigger asked for.
@@ -155,6 +162,7 @@ def _replay(
     for i, call in enumerate(transcript.calls):
         original += _append(mm, call.inputs, stats)
         _maybe_pass(mm, stats, after_pass)
+        mm.build_prompt(REPLAY_SYSTEM_PROMPT, REPLAY_TASK)  # the call's line in the prompt ledger
         if before_call is not None:
             before_call(i, call)
         if call.prompt_tokens is not None:
@@ -179,7 +187,10 @@ def import_transcript(transcript: Transcript, mm: MemoryManager) -> ReplayStats:
     """Append every event in order, no passes, in one write (all or nothing: the store takes
     a failed append back); the last provider figure (if any) is then recorded anchored at the
     last event before its call's outputs, so the trigger adds what followed. When only that
-    record fails, `PartialImportError` says the events are stored."""
+    record fails, `PartialImportError` says the events are stored. Each model call of the log
+    gets its line in the prompt ledger: the prompt this memory held at that call (no pass ran,
+    so the hot window then was every event up to the call's inputs), built with
+    REPLAY_SYSTEM_PROMPT and REPLAY_TASK as a replay's are."""
     check_transcript(transcript)
     stats = ReplayStats(calls=len(transcript.calls))
     last = max(
@@ -187,11 +198,18 @@ def import_transcript(transcript: Transcript, mm: MemoryManager) -> ReplayStats:
     )
     before: list[dict[str, Any]] = []
     after: list[dict[str, Any]] = []
+    ends: list[int] = []
+    """Per call: how many transcript events the hot window held at it (through its inputs)."""
+    seen = 0
     for i, call in enumerate(transcript.calls):
         target = before if last is not None and i <= last else after
         target.extend(call.inputs)
+        ends.append(seen + len(call.inputs))
+        seen += len(call.inputs) + len(call.outputs)
         (after if last is not None and i == last else target).extend(call.outputs)
     after.extend(transcript.trailing)
+    base = mm.hot_events()
+    split = last + 1 if last is not None else 0
     figure = transcript.calls[last].prompt_tokens if last is not None else None
     if figure is not None and not before:
         mm.record_prompt_tokens(figure)  # anchored at what the root held before: nothing new
@@ -199,13 +217,24 @@ def import_transcript(transcript: Transcript, mm: MemoryManager) -> ReplayStats:
         figure = None
     stored = mm.append_many([*before, *after], where="transcript event") if after or before else []
     stats.events_appended = len(stored)
+    _record_calls(mm, base, stored, ends[:split])
     if figure is not None:
         try:
             mm.record_prompt_tokens(figure, after_event_id=stored[len(before) - 1]["id"])
         except SessionMemoryError as exc:
             raise _partial(transcript, stats, exc) from exc
         stats.prompt_sizes_recorded = 1
+    _record_calls(mm, base, stored, ends[split:])
     return stats
+
+
+def _record_calls(
+    mm: MemoryManager, base: list[dict[str, Any]], stored: list[dict[str, Any]], ends: list[int]
+) -> None:
+    """A prompt-ledger line per call whose window was `base` and the first `end` stored events
+    (a ledger that cannot be written is a warning of the manager, never an import error)."""
+    for end in ends:
+        mm.record_call(REPLAY_SYSTEM_PROMPT, REPLAY_TASK, [*base, *stored[:end]])
 
 
 def _partial(transcript: Transcript, stats: ReplayStats, exc: Exception) -> PartialImportError:

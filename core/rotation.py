@@ -24,11 +24,14 @@ from core.store import SessionStore
 class RotationResult:
     closed_session_id: str | None
     archive_path: Path | None
+    reason: str | None = None
+    """Why nothing was closed (`empty`: the session held nothing), else None."""
 
     def to_json(self) -> dict[str, Any]:
         return {
             "closed_session_id": self.closed_session_id,
             "archive_path": str(self.archive_path) if self.archive_path else None,
+            "reason": self.reason,
         }
 
 
@@ -56,6 +59,9 @@ def rotate(store: SessionStore, config: CompactionConfig) -> RotationResult:
         if _half_created(store):
             store.ensure_session()
             return RotationResult(closed_session_id=None, archive_path=None)
+        if _empty(store):
+            # Nothing to close: an archive of nothing would only be junk in the Archive tab.
+            return RotationResult(closed_session_id=None, archive_path=None, reason="empty")
         state = store.read_state()
         with maintenance_slot(store) as free:
             if free:
@@ -131,6 +137,15 @@ def _half_created(store: SessionStore) -> bool:
     if _events_size(store) > 0 or os.path.lexists(paths.state):
         return False
     if paths.summary.exists() or paths.corrupt.exists():
+        return False
+    return not list_chunk_files(paths) and not list_pending(paths)
+
+
+def _empty(store: SessionStore) -> bool:
+    """Whether the session holds nothing at all: no event, summary, chunk or pending evidence
+    (a fresh session, or one just rotated in)."""
+    paths = store.paths
+    if _events_size(store) > 0 or paths.summary.exists() or paths.corrupt.exists():
         return False
     return not list_chunk_files(paths) and not list_pending(paths)
 

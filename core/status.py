@@ -244,7 +244,7 @@ def plan_report(
     catalog = None
     pushed = None
     try:
-        catalog = read_catalog(store.paths)
+        catalog = read_catalog(store.paths, write=False)  # a plan changes nothing
         pushed = pushed_out_summary(len(catalog), catalog.summary, config.summary_max_chunks)
     except (IndexCorruptError, SessionMemoryError):
         pass

@@ -4,7 +4,7 @@ its result reads in the activity log. The app runs every job through a single th
 (`InspectorApp._action_worker`), so running, timing and reporting are written once.
 
     job = ActionJob(name, run=lambda manager: ..., describe=lambda result, ms: "...")
-    MAINTENANCE, ROTATE, REPAIR; compact_job(focus); append_job(event)
+    MAINTENANCE, ROTATE, REPAIR; compact_job(focus, config); append_job(event)
 
 `run` is called in a worker thread with the manager on display when the action started and
 may raise (the app shows the error); `describe` gets its result and the elapsed ms.
@@ -16,9 +16,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from core.config import CompactionConfig
 from core.maintenance import PassResult
 from core.manager import MemoryManager
 from core.rotation import RotationResult
+from inspector.output import repairs_done
 from inspector.widgets.demo_controls import compaction_line
 
 T = TypeVar("T")
@@ -90,12 +92,15 @@ def _maintenance_text(result: PassResult | None, ms: float) -> str:
 
 
 def _rotation_text(result: RotationResult, ms: float) -> str:
+    if result.reason == "empty":
+        return f"nothing to rotate: the session is empty, no archive made ({ms:.0f} ms)"
     where = result.archive_path.name if result.archive_path else "nothing to close"
     return f"closed {result.closed_session_id or '(none)'} → session_archive/{where} ({ms:.0f} ms)"
 
 
 def _repair_text(repaired: Mapping[str, int], ms: float) -> str:
-    counts = ", ".join(f"{k} {v}" for k, v in sorted(repaired.items())) or "nothing"
+    done = repairs_done(repaired)
+    counts = ", ".join(f"{k} {v}" for k, v in sorted(done.items())) or "nothing to repair"
     return f"{counts} ({ms:.0f} ms)"
 
 
@@ -108,10 +113,13 @@ ROTATE: ActionJob[RotationResult] = ActionJob("rotate", lambda m: m.rotate(), _r
 REPAIR: ActionJob[dict[str, int]] = ActionJob("repair", lambda m: m.repair(), _repair_text)
 
 
-def compact_job(focus: str | None) -> ActionJob[PassResult]:
-    """A forced pass, with the focus text the person typed (None: none)."""
+def compact_job(focus: str | None, config: CompactionConfig | None = None) -> ActionJob[PassResult]:
+    """A forced pass, with the focus text the person typed (None: none) and, when given, a
+    one-off config (the what-if values) for this pass alone."""
     return ActionJob(
-        "compact", lambda m: m.save(force=True, focus=focus), lambda r, _ms: pass_text(r)
+        "compact",
+        lambda m: m.save(force=True, focus=focus, config=config),
+        lambda r, _ms: pass_text(r),
     )
 
 

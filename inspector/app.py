@@ -51,6 +51,8 @@ from inspector.actions import (
 )
 from inspector.commands import InspectorCommands
 from inspector.daemon_executor import DaemonExecutor
+from inspector.first_launch import HINT as FIRST_LAUNCH_HINT
+from inspector.first_launch import first_launch
 from inspector.jobs import Jobs
 from inspector.messages import (
     ActionFinished,
@@ -87,8 +89,8 @@ from inspector.widgets.activity_log import ActivityLog
 from inspector.widgets.archive_view import ArchiveView
 from inspector.widgets.budget_gauge import BudgetGauge, BudgetInfo
 from inspector.widgets.chunks_view import ChunksView
-from inspector.widgets.demo_controls import DemoControls, DemoPlayerLike
-from inspector.widgets.event_detail import EventDetail
+from inspector.widgets.demo_controls import DemoControls, DemoPlayerLike, ending_line
+from inspector.widgets.event_detail import EventDetail, synthetic_chunk_id
 from inspector.widgets.footer import (
     FOOTER_HOT_ONLY,
     FOOTER_WIDE_ONLY,
@@ -96,9 +98,13 @@ from inspector.widgets.footer import (
     InspectorFooter,
 )
 from inspector.widgets.hot_window import HotWindow
-from inspector.widgets.plan_panel import PlanPanel, WhatIf
+from inspector.widgets.plan_panel import PlanPanel, WhatIf, force_values
 from inspector.widgets.prompt_view import PromptView
-from inspector.widgets.recall_view import RecallView
+from inspector.widgets.recall_view import (
+    FOOTER_RECALL_TYPED,
+    RECALL_NAVIGATION_KEYS,
+    RecallView,
+)
 from inspector.widgets.session_view import SessionView, ViewContext
 from inspector.widgets.status_header import HeaderInfo, StatusHeader
 from inspector.widgets.summary_view import SummaryView
@@ -155,6 +161,8 @@ WRITE_ACTIONS = frozenset({"maintenance", "compact", "rotate", "append", "repair
 DEMO_ACTIONS = frozenset({"demo_toggle", "demo_step"})
 
 SPARK_HISTORY = 60
+SHORT_SCREEN = 30
+"""Below this many rows the event detail under the hot window keeps a few lines (app.tcss)."""
 
 PLAN_PROCESS_MIN_EVENTS = 20_000
 """From this many events on, the cut preview is planned in a child process (see
@@ -219,6 +227,7 @@ class InspectorApp(App[int]):
         Binding("space", "demo_toggle", "Play/pause", show=False, id="demo.toggle"),
         Binding("s", "demo_step", "Step", show=False, id="demo.step"),
         Binding("b", "back_to_active", "Active session", id="back_to_active"),
+        Binding("T", "timeline", "Timeline", show=False, id="timeline"),
         Binding("question_mark", "help", "Help", id="help"),
         Binding("q", "quit", "Quit", id="quit"),
         Binding("ctrl+q", "quit", "Quit", show=False, priority=True, id="quit.ctrl"),
@@ -352,6 +361,11 @@ class InspectorApp(App[int]):
         self._mark_views_stale(tuple(VIEW_WIDGETS))
         self._refresh_visible_view()
         self._update_size_class()
+        if self.first_launch_hint:
+            self.notify(FIRST_LAUNCH_HINT, title="Legend: ?", timeout=8, markup=False)
+
+    first_launch_hint = False
+    """Show the `?` legend hint at mount (run_app: the first time this user opens the TUI)."""
 
     def on_key(self, event: events.Key) -> None:
         """Keys typed right after a key that opens a text field (`a`, `c`, `/`) were already on
@@ -380,15 +394,18 @@ class InspectorApp(App[int]):
         focused.replace(text, *focused.selection)  # typed over the selection, as the field does
 
     def on_resize(self, event: events.Resize) -> None:
-        self._update_size_class(event.size.width)
+        self._update_size_class(event.size.width, event.size.height)
 
     def footer_hidden(self) -> frozenset[str]:
         """Footer keys left out: the hot window's own keys on other tabs, and the least used
         ones on a narrow screen."""
         hidden: set[str] = set()
         with contextlib.suppress(NoMatches):
-            if self.query_one(TabbedContent).active != "hot":
+            active = self.query_one(TabbedContent).active
+            if active != "hot":
                 hidden |= FOOTER_HOT_ONLY
+            if active == "recall":  # letters typed there start the search
+                hidden |= FOOTER_RECALL_TYPED
         if self.size.width < NARROW_FOOTER:
             hidden |= FOOTER_WIDE_ONLY
         return frozenset(hidden)
@@ -397,9 +414,14 @@ class InspectorApp(App[int]):
         with contextlib.suppress(NoMatches):
             self.query_one(InspectorFooter).refresh(recompose=True)
 
-    def _update_size_class(self, width: int | None = None) -> None:
+    def _update_size_class(self, width: int | None = None, height: int | None = None) -> None:
         width = self.size.width if width is None else width
+        height = self.size.height if height is None else height
         self.screen_stack[0].set_class(width < 160, "-narrow")
+        # Small screens (app.tcss): notifications go to the top corner, over the header, not
+        # over the hot window; a short one gives the event detail fewer rows.
+        self.screen_stack[0].set_class(width < NARROW_FOOTER, "-small")
+        self.screen_stack[0].set_class(height < SHORT_SCREEN, "-short")
         self._update_tab_labels(width)
         self._refresh_footer()
 
@@ -591,6 +613,10 @@ class InspectorApp(App[int]):
             self.show_error("status", error, repeat=False)
         prev = self.status
         self.status = status
+        if prev.session_id and status.session_id and prev.session_id != status.session_id:
+            # A rotation: the new session's runs start fresh (the old ones are its archive's).
+            self.prompt_history = []
+            self._last_chunk_count = None
         key = (status.last_prompt_tokens, status.run_started_at)
         if self._last_chunk_count is not None and status.chunk_count > self._last_chunk_count:
             self.prompt_history.append((None, True))
@@ -950,11 +976,12 @@ class InspectorApp(App[int]):
         return False
 
     def _type_to_search(self, event: events.Key) -> bool:
-        """On the Recall tab, a printable key no binding takes starts the search: the search
-        field gets the keyboard and the key (number keys still switch tabs)."""
+        """On the Recall tab, a printable key starts the search (the search field gets the
+        keyboard and the key), letters bound elsewhere (`c`, `a`, `m`) included; the keys that
+        move about (tab numbers, `?`, `q`, `/`, space) keep their bindings."""
         if self.screen is not self.screen_stack[0] or not event.is_printable:
             return False
-        if event.key in self.active_bindings:
+        if event.key in RECALL_NAVIGATION_KEYS:
             return False
         try:
             if self.query_one(TabbedContent).active != "recall":
@@ -965,7 +992,9 @@ class InspectorApp(App[int]):
         event.prevent_default()
         event.stop()
         field.select_on_focus = False  # else the focus would select the key typed
-        field.focus()
+        # Focused now, not after a refresh: the keys already on their way (a fast typist's
+        # "crash⏎") go to the field, enter included.
+        self.screen_stack[0].set_focus(field)
         field.insert_text_at_cursor(event.character or "")
         return True
 
@@ -1021,14 +1050,23 @@ class InspectorApp(App[int]):
         if self._refuse("compact"):
             return
 
+        uses, what_if = force_values(self.config, self.what_if)
+        screen = FocusPromptScreen(uses=uses, what_if=what_if)
+
         def got_focus(focus: str | None) -> None:
             if focus is None:
                 self.log_activity("compaction cancelled", "info")
                 return
             detail = f" (focus {one_line(focus, 80)!r})" if focus else ""
-            self._run(compact_job(focus or None), detail)
+            config = None
+            if screen.use_what_if:
+                config = what_if_config(
+                    self.config, self.what_if.keep_recent_tokens, self.what_if.hot_window_events
+                )
+                detail += f" (what-if, once: {what_if})"
+            self._run(compact_job(focus or None, config), detail)
 
-        await self.push_screen(FocusPromptScreen(), got_focus)
+        await self.push_screen(screen, got_focus)
 
     async def action_rotate(self) -> None:
         if self._refuse("rotate"):
@@ -1098,7 +1136,11 @@ class InspectorApp(App[int]):
         self.probe.action("toggle_preview")
         hot = self.query_one(HotWindow)
         hot.show_preview = not hot.show_preview
-        self.query_one("#plan", PlanPanel).display = hot.show_preview
+        panel = self.query_one("#plan", PlanPanel)
+        panel.display = hot.show_preview
+        if not hot.show_preview and panel.clear_what_if():
+            # Closed, what-if is over: the preview is the config's cut again when reopened.
+            self.notify("what-if cleared: the cut preview is the config's again", timeout=3)
         self.screen_stack[0].set_class(hot.show_preview, "-plan")
         self.action_show_tab("hot")
         self._jump_to_cut = hot.show_preview and not hot.show_cut()
@@ -1117,7 +1159,15 @@ class InspectorApp(App[int]):
 
     def action_focus_detail(self) -> None:
         """Enter on the hot window: the keyboard goes to the event's detail (to scroll a long
-        event); escape comes back."""
+        event); escape comes back. On an `S` row (a split turn's synthetic event), its chunk
+        opens on the Chunks tab instead."""
+        hot = self.query_one(HotWindow)
+        chunk_id = synthetic_chunk_id(hot.current_row, hot.snapshot)
+        if chunk_id is not None:
+            self.action_show_tab("chunks")
+            with contextlib.suppress(NoMatches):
+                self.query_one(ChunksView).select_chunk(chunk_id)
+            return
         self.query_one(EventDetail).focus()
 
     def action_toggle_follow(self) -> None:
@@ -1148,6 +1198,10 @@ class InspectorApp(App[int]):
     @on(DemoControls.Stepped)
     def _on_demo_stepped(self, message: DemoControls.Stepped) -> None:
         self.log_activity(DemoControls.describe(message), "action")
+        if message.done and (ending := ending_line(message.detail)):
+            # The demo ends saying what happened and where to see it.
+            self.log_activity(f"demo ended: {ending}", "ok")
+            self.notify(ending, title="demo ended", markup=False, timeout=15)
         compaction = message.compaction
         if compaction is not None:
             self.log_activity(compaction, "ok")
@@ -1167,11 +1221,11 @@ class InspectorApp(App[int]):
         if tab == "hot":
             self.screen_stack[0].set_focus(self.query_one(HotWindow))
         elif tab == "recall":
-            # The tab's placeholder invites typing: the search field has the keyboard at once
-            # (escape goes to the results, escape again back to the hot window).
+            # The results have the keyboard, so tab numbers, `?` and `q` keep working; `/`
+            # or any letter typed starts the search (the field takes it from there).
             with contextlib.suppress(NoMatches):
-                field = self.query_one("#recall-query", Input)
-                self.screen_stack[0].set_focus(field)
+                table = self.query_one("#recall-table")
+                self.screen_stack[0].set_focus(table)
         elif not self._focus_tab(tab):
             self.call_after_refresh(self._focus_tab, tab)
 
@@ -1238,6 +1292,14 @@ class InspectorApp(App[int]):
         ]
         return rows
 
+    def action_timeline(self) -> None:
+        """Every model call and pass of the session on display (inspector/screens)."""
+        from inspector.screens.timeline_screen import TimelineScreen
+
+        if isinstance(self.screen, TimelineScreen):
+            return
+        self.push_screen(TimelineScreen(self._view_context(), self.display_root))
+
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):
             return
@@ -1264,6 +1326,7 @@ class InspectorApp(App[int]):
 
     def open_archive(self, session_dir: Path, session_id: str | None = None) -> None:
         """Show a closed session in the same views, read-only."""
+        self._drop_moment()
         manager = MemoryManager(
             self.memory_dir, self.config, session_dir=Path(session_dir), read_only=True
         )
@@ -1271,10 +1334,40 @@ class InspectorApp(App[int]):
         self._switch_manager(manager)
         self.log_activity(f"viewing archived session {self.archive_id}", "action")
 
+    _moment_root: Path | None = None
+    """A past moment on display (the Timeline's `g`): its folder, removed on leaving it."""
+
+    def open_moment(self, moment_root: Path, label: str) -> None:
+        """Every tab as it was at a past model call, read-only (core.timeline.materialize_moment
+        laid it out under `moment_root`); `b` comes back to now."""
+        self._drop_moment()
+        self._moment_root = moment_root
+        self.archive_id = label
+        self._switch_manager(MemoryManager(moment_root, self.config, read_only=True))
+        self.query_one("#archive-banner", Static).update(
+            Text(f" PAST — {label} · read-only · b: back to now ", style="bold reverse")
+        )
+        self.log_activity(f"viewing the past: {label}", "action")
+
+    def _drop_moment(self) -> None:
+        if self._moment_root is not None:
+            import shutil
+
+            parent = self._moment_root.parent  # the temporary folder made for it
+            if parent.name.startswith("session-inspector-moment-"):
+                shutil.rmtree(parent, ignore_errors=True)
+            else:
+                shutil.rmtree(self._moment_root, ignore_errors=True)
+            self._moment_root = None
+        self.query_one("#archive-banner", Static).update(
+            Text(" ARCHIVED — not part of any prompt ", style="bold reverse")
+        )
+
     def action_back_to_active(self) -> None:
         if self.archive_id is None:
             return
         self.archive_id = None
+        self._drop_moment()
         self._switch_manager(self.active_manager)
         self.log_activity("back to the active session", "action")
 
@@ -1375,6 +1468,7 @@ def run_app(
             demo=demo,
             reveal_secrets=reveal_secrets,
         )
+        app.first_launch_hint = first_launch()
     except SessionMemoryError as exc:
         import sys
 

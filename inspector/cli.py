@@ -61,6 +61,51 @@ class _Parser(argparse.ArgumentParser):
 _SCENARIOS_PLACEHOLDER = "\x00scenarios\x00"
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(PROG)
+    except PackageNotFoundError:
+        return "(not installed)"
+
+
+_INVALID_CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)")
+
+
+def _did_you_mean(parser: argparse.ArgumentParser, argv: Sequence[str], message: str) -> str:
+    """`message` with a "did you mean" for a misspelt option (`--memroy-dir`) or command
+    (`stauts`), found with difflib among the parser's own names."""
+    import difflib
+
+    options: set[str] = set()
+    commands: list[str] = []
+    stack = [parser]
+    while stack:
+        current = stack.pop()
+        for action in current._actions:
+            options.update(o for o in action.option_strings if o.startswith("--"))
+            if isinstance(action, argparse._SubParsersAction):
+                commands = list(action.choices)
+                stack.extend(action.choices.values())
+    for token in argv:
+        if token == "--":
+            break
+        name = token.split("=", 1)[0]
+        if name.startswith("--") and name not in options:
+            close = difflib.get_close_matches(name, sorted(options), n=1, cutoff=0.7)
+            if close:
+                return f"unknown option {name}: did you mean {close[0]}? (see `{PROG} --help`)"
+    match = _INVALID_CHOICE.search(message)
+    if match:
+        choices = [c.strip().strip("'") for c in match.group(2).split(",")]
+        close = difflib.get_close_matches(match.group(1), choices or commands, n=1, cutoff=0.6)
+        if close:
+            head = message.split(" (see `", 1)[0]
+            return f"{head}: did you mean {close[0]!r}? (see `{PROG} --help`)"
+    return message
+
+
 class _LazyNames(Sequence[str]):
     """argparse `choices` read from a module only when a command or its help needs them, so
     `status` does not import the demo scenarios or the transcript importers to start."""
@@ -169,6 +214,13 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _port(text: str) -> int:
+    value = _positive_int(text)
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port from 1 to 65535, got {value}")
+    return value
+
+
 def _limit(text: str) -> int:
     with contextlib.suppress(ValueError):
         if int(text) < 1:  # checked first: "≥ 0" for -1 would promise what 0 then refuses
@@ -220,10 +272,22 @@ def _commands() -> list[tuple[str, str, str]]:
             "Create a demo memory root (a fresh folder it names, unless --memory-dir gives a\n"
             "new or empty one), play a scripted device agent into it with the real runtime API,\n"
             "and open the TUI on it. Small thresholds make compactions happen within a minute.\n"
+            "The fresh folder is session-inspector-demo-*/memory in the system's temporary\n"
+            "folder ($TMPDIR, else /tmp); it is removed when the TUI quits unless --keep\n"
+            "(with --no-tui it is kept, to look around; a --memory-dir is never removed).\n"
             f"\nscenarios (--scenario):\n{_SCENARIOS_PLACEHOLDER}\n\n"
             "examples:\n"
             f"  {PROG} demo\n"
             f"  {PROG} demo --scenario cjk --no-tui --json\n",
+        ),
+        (
+            "serve",
+            "serve the TUI to a web browser (textual-serve), on 127.0.0.1 by default",
+            "Serve the inspector on the memory root to a web browser, for a room without a\n"
+            "terminal: each browser tab runs its own `tui` on the root. Bound to 127.0.0.1\n"
+            "unless --host says otherwise (anyone who can reach the port can drive it).\n\n"
+            "example:\n"
+            f"  {PROG} serve --memory-dir ./memory --port 8000 --read-only\n\n{_READ_NOTE}",
         ),
         (
             "status",
@@ -266,19 +330,40 @@ def _commands() -> list[tuple[str, str, str]]:
         ),
         (
             "recall",
-            "search the compacted history of the active session",
+            "search compacted history (the active session; archives too with --all-sessions)",
             f"Search indexed chunks (source active) and pending evidence (source pending) of\n"
             f"the active session; archived sessions too with --all-sessions (each result then\n"
-            f"names its session_id).\n\nexample:\n"
+            f"names its session_id and says `source: archived`). The hot window is not\n"
+            f"searched: it is already in the prompt.\n\nexample:\n"
             f"  {PROG} recall 'crash log' --limit 3\n"
             f"  {PROG} recall apply_fix.py --all-sessions --json\n\n{_READ_NOTE}",
         ),
         (
             "prompt",
-            "the messages a model would get now",
+            "the messages a model would get now, or got at a past call (--at)",
             f"Assemble the prompt: one system message (system prompt + summary.md), the hot\n"
-            f"window as native chat messages, then the task.\n\nexample:\n"
-            f"  {PROG} prompt --system 'You are a device agent.' --task 'continue' --json\n\n"
+            f"window as native chat messages, then the task. With --at CALL: the prompt the\n"
+            f"model got at that call of the prompt ledger (1 the first, -1 the latest, or a\n"
+            f"call id), rebuilt byte for byte, with each part's tokens and the provider's\n"
+            f"figure.\n\nexamples:\n"
+            f"  {PROG} prompt --system 'You are a device agent.' --task 'continue' --json\n"
+            f"  {PROG} prompt --at 57\n\n"
+            f"{_READ_NOTE}",
+        ),
+        (
+            "timeline",
+            "every model call and pass of the session, from the prompt ledger",
+            f"One row per model call (its prompt's parts, the provider's figure) and per pass\n"
+            f"(the prompt before it, predicted and measured after it, trigger, path, cut, split\n"
+            f"turn, headroom moves, summarizer, duration); a pass that did not make the prompt\n"
+            f"smaller is flagged.\n\nexample:\n  {PROG} timeline --json\n\n{_READ_NOTE}",
+        ),
+        (
+            "dropped",
+            "what a pass dropped: the facts of its chunk nothing after it carries",
+            f"The file paths, identifiers, numbers with units, error lines and the user's\n"
+            f"constraints in CHUNK that neither summary.md nor the hot window held after its\n"
+            f"pass, grouped and ranked.\n\nexample:\n  {PROG} dropped chunk_0003 --json\n\n"
             f"{_READ_NOTE}",
         ),
         (
@@ -329,6 +414,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=_Formatter,
         parents=[_global_options(suppress=False)],
     )
+    parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
     parser.add_argument(
         "--read-only", action="store_true", default=False, help="TUI: never change the files"
     )
@@ -362,6 +448,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--poll", action="store_true", default=argparse.SUPPRESS)
     p.add_argument("--reveal-secrets", action="store_true", default=argparse.SUPPRESS)
 
+    from inspector.serve import DEFAULT_HOST, DEFAULT_PORT
+
+    p = parsers["serve"]
+    p.add_argument(
+        "--host", default=DEFAULT_HOST, help="address to bind (default %(default)s: this machine)"
+    )
+    p.add_argument("--port", type=_port, default=DEFAULT_PORT, help="(default %(default)s)")
+    # SUPPRESS: given before the command name (as for `tui`), the global flag stays.
+    p.add_argument(
+        "--read-only",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="the served TUI never writes",
+    )
+    p.add_argument(
+        "--poll",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="poll files instead of watching",
+    )
+    p.add_argument("--stop-after", type=_speed, default=None, help=argparse.SUPPRESS)
+
     p = parsers["demo"]
     p.add_argument(
         "--scenario",
@@ -370,7 +478,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="one of: %(choices)s (default tour; listed above)",
     )
-    p.add_argument("--no-tui", action="store_true", help="play to the end and exit")
+    p.add_argument(
+        "--no-tui", action="store_true", help="play to the end and exit (the root is kept)"
+    )
+    p.add_argument(
+        "--keep",
+        action="store_true",
+        help="keep the fresh temporary root after the TUI quits (default: removed)",
+    )
     p.add_argument(
         "--speed",
         type=_speed,
@@ -413,9 +528,23 @@ def build_parser() -> argparse.ArgumentParser:
         help="search archived sessions too; each result names its session",
     )
 
+    from inspector.defaults import DEFAULT_SYSTEM_PROMPT, DEFAULT_TASK
+
     p = parsers["prompt"]
-    p.add_argument("--system", required=True, metavar="S", help="the system prompt")
-    p.add_argument("--task", required=True, metavar="T", help="the current task")
+    p.add_argument(
+        "--system",
+        metavar="S",
+        help=f"the system prompt (default, as the TUI's Prompt tab: {DEFAULT_SYSTEM_PROMPT!r})",
+    )
+    p.add_argument(
+        "--task",
+        metavar="T",
+        help=f"the current task (default, as the TUI's Prompt tab: {DEFAULT_TASK!r})",
+    )
+    p.add_argument("--at", metavar="CALL", help="a past call: its number (-1: the latest) or id")
+
+    p = parsers["dropped"]
+    p.add_argument("chunk", metavar="CHUNK", help="a chunk id of the active session")
 
     p = parsers["import"]
     p.add_argument("file", metavar="FILE", help="the transcript to read (- for stdin)")
@@ -633,8 +762,10 @@ def cmd_append(ctx: Context) -> int:
             "append: nothing to append: give --type T --text S, or - to read JSON lines on stdin"
         )
 
-    manager = ctx.manager(read_only=False, create=True)
+    manager = _creating_manager(ctx)
     try:
+        for warning in append_warnings(events, manager):
+            warn(warning)
         stored = manager.append_many(events, where="stdin" if from_stdin else "flags")
         try:
             if records:
@@ -664,6 +795,53 @@ def cmd_append(ctx: Context) -> int:
     if maintenance is not None:
         render_pass(ctx.console, maintenance)
     return EXIT_OK
+
+
+def _creating_manager(ctx: Context) -> MemoryManager:
+    """A manager for a command that creates the memory root when missing, saying so on stderr
+    when it does (a typo'd --memory-dir would otherwise silently start a second root)."""
+    existed = ctx.memory_dir.exists()
+    manager = ctx.manager(read_only=False, create=True)
+    if not existed:
+        sys.stderr.write(f"note: created a new memory root at {ctx.memory_dir}\n")
+        sys.stderr.flush()
+    return manager
+
+
+def append_warnings(events: Sequence[dict[str, Any]], manager: MemoryManager) -> list[str]:
+    """What `import` would refuse but `append` stores as given (contract §2: any type is an
+    event): an unknown type, and a tool_result with no earlier tool_call of its id (in the hot
+    window or earlier in the batch)."""
+    from core.events import KNOWN_TYPES, cut_class
+
+    out: list[str] = []
+    for event in events:
+        etype = event.get("type")
+        if isinstance(etype, str) and etype not in KNOWN_TYPES:
+            out.append(
+                f"unknown event type {etype!r} (known: {', '.join(KNOWN_TYPES)}); stored as "
+                f"given, its cut class taken from its role ({cut_class(event).value})"
+            )
+    if not any(e.get("type") == "tool_result" for e in events):
+        return out
+    calls: set[str] = set()
+    try:
+        hot = list(manager.store.read_events().events)
+    except SessionMemoryError:
+        hot = []
+    for number, event in enumerate([*hot, *events]):
+        call_id = event.get("tool_call_id")
+        if event.get("type") == "tool_call" and isinstance(call_id, str):
+            calls.add(call_id)
+        if number >= len(hot) and event.get("type") == "tool_result":
+            if not isinstance(call_id, str) or not call_id:
+                out.append("a tool_result without a tool_call_id: no call can be paired with it")
+            elif call_id not in calls:
+                out.append(
+                    f"a tool_result for {call_id!r}, but no earlier tool_call in the hot window "
+                    "has that id (`import` refuses such a result)"
+                )
+    return out
 
 
 def _record(manager: MemoryManager, prompt_tokens: int | None, model: str | None) -> None:
@@ -737,14 +915,66 @@ def cmd_recall(ctx: Context) -> int:
 
 
 def cmd_prompt(ctx: Context) -> int:
+    if ctx.args.at is not None:
+        return cmd_prompt_at(ctx)
+    from inspector.defaults import DEFAULT_SYSTEM_PROMPT, DEFAULT_TASK
+
+    system = DEFAULT_SYSTEM_PROMPT if ctx.args.system is None else ctx.args.system
+    task = DEFAULT_TASK if ctx.args.task is None else ctx.args.task
     manager = ctx.manager(read_only=True)
-    messages = manager.build_prompt(ctx.args.system, ctx.args.task)
+    messages = manager.build_prompt(system, task)
     if ctx.json:
         ctx.emit_json(_with_memory_dir({"messages": messages}, manager.memory_dir))
         return EXIT_OK
     from inspector.output import render_prompt
 
     render_prompt(ctx.console, messages)
+    return EXIT_OK
+
+
+def cmd_prompt_at(ctx: Context) -> int:
+    from core.timeline import rebuild_call
+
+    if ctx.args.system is not None or ctx.args.task is not None:
+        raise UsageError("prompt --at CALL rebuilds a past prompt: leave out --system and --task")
+    from core.paths import MemoryPaths
+
+    root = ctx.require_memory()  # no manager: a cold rebuild reads the ledger and a few files
+    rebuilt = rebuild_call(MemoryPaths(root), str(ctx.args.at))
+    if ctx.json:
+        ctx.emit_json(_with_memory_dir(rebuilt.to_json(), root))
+        return EXIT_OK
+    from inspector.timeline_output import render_rebuilt
+
+    render_rebuilt(ctx.console, rebuilt)
+    return EXIT_OK
+
+
+def cmd_timeline(ctx: Context) -> int:
+    from core.timeline import build_timeline
+
+    manager = ctx.manager(read_only=True)
+    timeline = build_timeline(manager.paths, manager.config, manager.store.read_state().model)
+    if ctx.json:
+        ctx.emit_json(_with_memory_dir(timeline.to_json(), manager.memory_dir))
+        return EXIT_OK
+    from inspector.timeline_output import render_timeline
+
+    render_timeline(ctx.console, timeline)
+    return EXIT_OK
+
+
+def cmd_dropped(ctx: Context) -> int:
+    from core.timeline import dropped_for_chunk
+
+    manager = ctx.manager(read_only=True)
+    report = dropped_for_chunk(manager.paths, str(ctx.args.chunk))
+    if ctx.json:
+        ctx.emit_json(_with_memory_dir(report.to_json(), manager.memory_dir))
+        return EXIT_OK
+    from inspector.timeline_output import render_dropped
+
+    render_dropped(ctx.console, report)
     return EXIT_OK
 
 
@@ -784,7 +1014,7 @@ def cmd_import(ctx: Context) -> int:
         sys.stderr.write(f"note: format {transcript.format} (detected; give --format to choose)\n")
     for message in transcript.warnings:
         warn(message)
-    manager = ctx.manager(read_only=False, create=True)
+    manager = _creating_manager(ctx)
     try:
         existing = manager.store.read_events().event_count
         if existing:
@@ -871,6 +1101,30 @@ def cmd_tui(ctx: Context) -> int:
     return result if isinstance(result, int) else EXIT_OK
 
 
+def cmd_serve(ctx: Context) -> int:
+    import importlib.util
+
+    root = ctx.require_memory()
+    ctx.config()  # a bad config is exit 2 here, not in every browser tab
+    if importlib.util.find_spec("textual_serve") is None:
+        raise SessionMemoryError(
+            "serving needs textual-serve (pip install textual-serve), a dependency of the package"
+        )
+    from inspector.serve import serve
+
+    args = ctx.args
+    serve(
+        root,
+        host=args.host,
+        port=args.port,
+        config=getattr(args, "config", None),
+        read_only=bool(args.read_only),
+        poll=bool(args.poll),
+        stop_after=args.stop_after,
+    )
+    return EXIT_OK
+
+
 def cmd_follow(ctx: Context) -> int:
     from inspector.follow_cmd import run_follow
 
@@ -941,6 +1195,13 @@ def cmd_demo(ctx: Context) -> int:
             ctx.emit_json({"memory_dir": str(root), "scenario": args.scenario})
         result = run_app(root, read_only=False, poll=False, config=config, demo=player)
         manager.close()
+        if fresh and not args.keep:
+            import shutil
+
+            shutil.rmtree(root.parent, ignore_errors=True)
+            sys.stderr.write(f"removed the demo root {root} (give --keep to keep it)\n")
+        elif fresh:
+            sys.stderr.write(f"kept the demo root: {root}\n")
         return result if isinstance(result, int) else EXIT_OK
 
     from inspector.output import demo_progress, render_demo
@@ -961,6 +1222,7 @@ def cmd_demo(ctx: Context) -> int:
 COMMANDS: dict[str, Callable[[Context], int]] = {
     "tui": cmd_tui,
     "demo": cmd_demo,
+    "serve": cmd_serve,
     "status": cmd_status,
     "append": cmd_append,
     "plan": cmd_plan,
@@ -968,6 +1230,8 @@ COMMANDS: dict[str, Callable[[Context], int]] = {
     "rotate": cmd_rotate,
     "recall": cmd_recall,
     "prompt": cmd_prompt,
+    "timeline": cmd_timeline,
+    "dropped": cmd_dropped,
     "repair": cmd_repair,
     "import": cmd_import,
     "follow": cmd_follow,
@@ -985,15 +1249,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args_list
     try:
+        parser = build_parser()
         try:
-            args = build_parser().parse_args(args_list)
-        except SystemExit as exc:  # --help
+            args = parser.parse_args(args_list)
+        except SystemExit as exc:  # --help, --version
             return exc.code if isinstance(exc.code, int) else EXIT_OK
+        except UsageError as exc:
+            raise UsageError(_did_you_mean(parser, args_list, str(exc))) from None
         ctx = Context(args)
         command = args.command or "tui"
         return COMMANDS[command](ctx)
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # `plan | head`: the reader has what it wanted; that is not a failure.
+        _silence_stdout()
+        return EXIT_OK
     except SessionMemoryError as exc:
         if debug:
             _print_traceback()
@@ -1012,6 +1283,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"internal error: {type(exc).__name__}: {exc} (run with --debug for a traceback)"
         )
         return EXIT_FAILED
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's last flush does not fail again."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 def _print_error(message: str) -> None:

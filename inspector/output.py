@@ -46,22 +46,81 @@ STATUS_ARCHIVES_SHOWN = 10
 device that rotated for months has hundreds, which `status --json` lists in full."""
 
 
+PIPED_WIDTH = 10_000
+"""The width a console writes at when its output is not a terminal: wide enough that no table
+cell is ever wrapped, with each line's trailing padding stripped (`_TrimmedLines`)."""
+
+
+class _TrimmedLines:
+    """A text stream that strips the trailing blanks of every line before passing it on:
+    Rich pads each table cell to its column, which a pipe or a file would keep."""
+
+    def __init__(self, target: IO[str]) -> None:
+        self._target = target
+        self._partial = ""
+
+    def write(self, text: str) -> int:
+        lines = (self._partial + text).split("\n")
+        self._partial = lines.pop()
+        if lines:
+            self._target.write("".join(line.rstrip(" ") + "\n" for line in lines))
+        return len(text)
+
+    def flush(self) -> None:
+        if self._partial:
+            self._target.write(self._partial)
+            self._partial = ""
+        self._target.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+    @property
+    def encoding(self) -> str:
+        return str(getattr(self._target, "encoding", None) or "utf-8")
+
+    def fileno(self) -> int:
+        return self._target.fileno()
+
+
+class _Console(Console):
+    """Rich's console, except that a closed pipe (`plan | head`) is left to the command line,
+    which ends quietly with status 0 (Rich would exit with status 1)."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError
+
+
 def make_console(file: IO[str] | None = None) -> Console:
-    """The console of every command: no colour (and no styles at all) with NO_COLOR; when the
-    output is not a terminal (a pipe, a file) lines are never hard-wrapped, so a command or a
-    path printed for copying stays on one line."""
+    """The console of every command: no colour (and no styles at all) with NO_COLOR.
+
+    When the output is not a terminal (a pipe, a file) nothing is ever hard-wrapped or padded
+    to a width: tables take the width their cells need (COLUMNS is a terminal's width and is
+    not applied to a pipe), no line ends in blanks, and a command or a path printed for
+    copying stays on one line."""
     no_color = bool(os.environ.get("NO_COLOR"))
     target = file if file is not None else sys.stdout
     isatty = getattr(target, "isatty", None)
     terminal = bool(callable(isatty) and isatty())
-    return Console(
-        file=file,
+    if terminal:
+        return _Console(
+            file=file,
+            no_color=no_color,
+            color_system=None if no_color else "auto",
+            highlight=False,
+            markup=False,
+            emoji=False,
+        )
+    return _Console(
+        file=_TrimmedLines(target),  # type: ignore[arg-type]
+        width=PIPED_WIDTH,
         no_color=no_color,
         color_system=None if no_color else "auto",
         highlight=False,
         markup=False,
         emoji=False,
-        soft_wrap=not terminal,
+        soft_wrap=True,
     )
 
 
@@ -543,6 +602,11 @@ def render_append(
 
 
 def render_rotation(console: Console, result: RotationResult) -> None:
+    if result.reason == "empty":
+        console.print(
+            _t(("nothing to rotate", "bold"), ": the active session is empty (no archive made)")
+        )
+        return
     if result.closed_session_id is None:
         console.print(_t(("no session to close", "bold"), "; started a new session"))
         return
@@ -554,10 +618,20 @@ def render_rotation(console: Console, result: RotationResult) -> None:
     console.print(line)
 
 
+CACHE_REBUILDS = frozenset({"catalog_rebuilt", "recall_index_rebuilt"})
+"""What `repair` rebuilds every time (derived caches), which is no sign that anything was
+wrong: a healthy root reports "nothing to repair"."""
+
+
+def repairs_done(repaired: Mapping[str, int]) -> dict[str, int]:
+    """The counts of what was actually wrong and is now mended (caches left out)."""
+    return {k: v for k, v in repaired.items() if v and k not in CACHE_REBUILDS}
+
+
 def render_repair(console: Console, repaired: Mapping[str, int]) -> None:
-    done = {k: v for k, v in repaired.items() if v}
+    done = repairs_done(repaired)
     if not done:
-        console.print(_t(("nothing to repair", "bold green")))
+        console.print(_t(("nothing to repair", "bold green"), ("  (caches rebuilt)", "dim")))
         return
     line = _t(("repaired: ", "bold green"))
     line.append(", ".join(f"{one_line(str(k), 60)} {v}" for k, v in sorted(done.items())))
@@ -576,12 +650,21 @@ def render_recall(console: Console, query: str, result: RecallResult) -> None:
     if pending:
         head.append(f" ({pending} from pending evidence)", style="yellow")
     console.print(head)
+    if not hits:
+        console.print(
+            Text(
+                "  recall searches compacted history: the hot window is not searched "
+                "(it is in the prompt already)",
+                style="dim",
+            )
+        )
     for hit in hits:
-        source = str(hit.source)
+        source = "archived" if hit.archived else str(hit.source)
         line = Text("\n")
         line.append_text(safe_line(str(hit.chunk_id), "bold", limit=80))
         line.append(
-            f"  source: {one_line(source, 20)}", style="yellow" if source == "pending" else "cyan"
+            f"  source: {one_line(source, 20)}",
+            style={"pending": "yellow", "archived": "magenta"}.get(source, "cyan"),
         )
         score = hit.score
         if isinstance(score, int | float):

@@ -611,7 +611,8 @@ def test_compact_rotate_and_archives(
     (archive,) = status["archives"]
     assert archive["session_id"] == session_id and archive["chunk_count"] == 1
     code, out, _ = run(capsys, *base, "rotate")
-    assert code == 0 and "closed session" in out
+    assert code == 0 and "nothing to rotate" in out  # the new session is empty: no junk archive
+    assert len(run_json(capsys, *base, "status")["archives"]) == 1
 
 
 def test_recall_json_shape_and_default_limit(

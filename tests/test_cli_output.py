@@ -63,14 +63,43 @@ def test_recall_of_nothing_is_a_usage_error(tmp_path: Path) -> None:
 
 
 def test_status_never_cuts_off_a_long_memory_root(tmp_path: Path) -> None:
-    """Piped (80 columns): the table elides the root's middle, and the whole path follows on
-    one line of its own, so it can be copied (it used to end in "…/past/eigh…")."""
+    """Piped, a table is as wide as its cells (never padded or folded to a terminal's width),
+    so the root is in its row whole, to copy (it used to end in "…/past/eigh…")."""
     root = tmp_path / "a-rather-long-folder" / "to-make-the-path" / "longer-than-the-column" / "m"
     cli_ok(root, "append", "--type", "user_input", "--text", "hello")
     text = cli_ok(root, "status").stdout
-    assert f"memory root: {root}\n" in text, text
     row = next(line for line in text.splitlines() if line.startswith(" memory root"))
-    assert "…" in row and row.rstrip().endswith("-column/m"), row
+    assert row.endswith(str(root)) and "…" not in row, row
+
+
+def test_status_in_a_narrow_terminal_elides_the_root_and_prints_it_whole() -> None:
+    """In a terminal the table elides the root's middle, and the whole path follows on one
+    line of its own."""
+    from rich.console import Console
+
+    from inspector.output import render_status
+
+    class _Status:
+        memory_dir = "/tmp/" + "a-rather-long-folder/" * 4 + "m"
+        session_id = "s-1"
+        event_count = hot_tokens = last_prompt_tokens = prompt_tokens = 1
+        prompt_tokens_source = "estimated"
+        prompt_tokens_appended = 0
+        context_window = 1000
+        model = None
+        should_compress = False
+        trigger = trigger_reason = index_error = None
+        chunk_count = pending_count = corrupt_lines = 0
+        has_compressed_history = False
+        warnings: tuple[str, ...] = ()
+        archives: tuple[object, ...] = ()
+
+    out = io.StringIO()
+    render_status(Console(file=out, width=60, soft_wrap=False), _Status())  # type: ignore[arg-type]
+    text = out.getvalue()
+    assert f"memory root: {_Status.memory_dir}\n" in text, text
+    row = next(line for line in text.splitlines() if line.startswith(" memory root"))
+    assert "…" in row and row.rstrip().endswith("folder/m"), row
 
 
 def test_elide_path_keeps_head_and_tail() -> None:

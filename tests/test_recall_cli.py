@@ -59,3 +59,17 @@ def test_all_sessions_names_each_session(tmp_path: Path) -> None:
 
     text = cli_ok(root, "recall", "wombat quokka", "--all-sessions").stdout
     assert f"session {old_id} (archived)" in text and f"session {new_id} (active)" in text
+
+
+def test_archived_results_and_empty_results_say_what_was_searched(tmp_path: Path) -> None:
+    """Issue 22 item 10: `source: archived` on a closed session's result, and an empty result
+    says the hot window is not searched."""
+    root = tmp_path / "m"
+    append(root, jsonl(*[e for n in range(4) for e in turn(n, "quokka")]))
+    assert compact(root)
+    cli_ok(root, "rotate")
+    text = cli_ok(root, "recall", "quokka", "--all-sessions").stdout
+    assert "source: archived" in text and "source: active" not in text, text
+    empty = cli_ok(root, "recall", "quokka").stdout
+    assert "0 results" in empty and "hot window is not searched" in empty, empty
+    assert "--all-sessions" in run_cli(["--help"], cwd=tmp_path).stdout

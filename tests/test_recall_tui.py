@@ -102,3 +102,29 @@ async def test_all_sessions_checkbox_searches_archives(tmp_path: Path) -> None:
             rendered(view.query_one("#recall-events", Static)), "bold on dark_green"
         )
         assert "apply_fix.py" in selected
+
+
+async def test_archived_results_say_so_and_leave_no_sqlite_sidecars(tmp_path: Path) -> None:
+    """Issue 22 item 10: a result from a closed session reads `archived` as its source, an
+    empty result says the hot window is not searched, and a recall over an archive leaves no
+    -wal/-shm beside its recall index (the archive is read-only)."""
+    mm = session(tmp_path)
+    closed = mm.rotate().closed_session_id
+    assert closed is not None
+    archive = tmp_path / "m" / "session_archive" / closed
+    before = sorted(p.name for p in archive.rglob("*"))
+    view = RecallView()
+    async with loaded(view, mm, (100, 30)) as (app, pilot):
+        view.search("apply_fix.py")
+        await settle(app, pilot)
+        status = rendered(view.query_one("#recall-status", Static)).plain
+        assert "0 results" in status and "hot window is not searched" in status, status
+        view.query_one("#recall-all", Checkbox).value = True
+        await settle(app, pilot)
+        row = cells(view.query_one(DataTable), 0)
+        assert row[0].strip() == "archived" and row[4] == closed, row
+        summary = rendered(view.query_one("#recall-summary", Static)).plain
+        assert summary.startswith(" archived "), summary
+        sidecars = [p.name for p in archive.rglob("*") if p.name.endswith(("-wal", "-shm"))]
+        assert sidecars == [], "while the TUI is open"
+    assert sorted(p.name for p in archive.rglob("*")) == before

@@ -15,7 +15,8 @@ from rich.cells import cell_len
 from textual.widgets import Input, TabbedContent
 
 from inspector.app import InspectorApp
-from inspector.screens import FocusPromptScreen
+from inspector.screens import FocusPromptScreen, HelpScreen
+from inspector.widgets.activity_log import ActivityLog
 from inspector.widgets.footer import InspectorFooter
 from inspector.widgets.plan_panel import PlanPanel
 from inspector.widgets.status_header import (
@@ -87,33 +88,61 @@ async def test_what_if_shows_its_fields_and_their_keys(basic: Path, size: tuple[
         assert "q Quit" in footer and "esc back" not in footer, footer
 
 
-async def test_recall_tab_gives_its_search_field_the_keyboard(basic: Path) -> None:
+async def test_recall_tab_types_letters_into_its_search_field(basic: Path) -> None:
     """`c` is the Compact key: typed on the Recall tab it must go into the search field."""
     app = make(basic)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
         await pilot.press("5")
         field = app.query_one("#recall-query", Input)
-        assert app.focused is field
-        await burst(pilot, "crash")
+        # As tmux delivers a fast typist's keys: all at once, enter included (it searches).
+        await burst(pilot, [*"crash", "enter"])
         await settle(app, pilot)
-        assert field.value == "crash"
+        assert app.focused is field and field.value == "crash"
         assert "compact" not in app.probe.actions_run
         assert not isinstance(app.screen, FocusPromptScreen)
-        # enter searches; escape goes to the results, escape again back to the hot window.
-        await pilot.press("enter", "escape", "escape")
+        assert any("recall 'crash'" in line for line in app.query_one(ActivityLog).lines_written)
+        # escape goes to the results, escape again back to the hot window.
+        await pilot.press("escape", "escape")
         await settle(app, pilot)
         assert app.query_one(TabbedContent).active == "hot"
 
 
-async def test_recall_tab_reached_by_the_tab_key_focuses_the_field(basic: Path) -> None:
+async def test_recall_tab_keeps_the_global_keys_until_one_types(basic: Path) -> None:
+    """Issue 22 item 5: after `5`, the keys `6`, `7`, `?` and `q` do what they do everywhere
+    (they used to type into the search box); `/` puts the keyboard in the field."""
+    app = make(basic)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        tabs = app.query_one(TabbedContent)
+        field = app.query_one("#recall-query", Input)
+        for key, tab in (("6", "archive"), ("7", "activity")):
+            await pilot.press("5", key)
+            await settle(app, pilot)
+            assert tabs.active == tab and field.value == ""
+        await pilot.press("5", "question_mark")
+        await settle(app, pilot)
+        assert isinstance(app.screen, HelpScreen) and field.value == ""
+        await pilot.press("escape")
+        await settle(app, pilot)
+        await pilot.press("slash", "6")
+        await settle(app, pilot)
+        assert tabs.active == "recall" and app.focused is field and field.value == "6"
+        await pilot.press("escape", "q")
+        await settle(app, pilot)
+        assert not app.is_running
+
+
+async def test_recall_tab_reached_by_the_tab_key_gives_the_results_the_keyboard(
+    basic: Path,
+) -> None:
     app = make(basic)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
         await pilot.press("4", "tab")
         await settle(app, pilot)
         assert app.query_one(TabbedContent).active == "recall"
-        assert app.focused is app.query_one("#recall-query", Input)
+        assert app.focused is app.query_one("#recall-table")
 
 
 def test_header_keeps_the_roots_tail_and_as_much_as_fits() -> None:

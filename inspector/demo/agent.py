@@ -31,6 +31,13 @@ from core.text import compact_json
 from core.tokens import estimate_event_tokens, estimate_tokens
 from inspector.demo.content import SYSTEM_PROMPT_TOKENS, TASKS, Task
 
+DEMO_SYSTEM_PROMPT = (
+    "You are a device agent on an Android phone. Use the tools to act; answer briefly."
+)
+"""The system prompt of the demo's model calls (its provider figure counts a longer one,
+SYSTEM_PROMPT_TOKENS, with the tool schemas)."""
+DEMO_TASK = "Continue with the user's request."
+
 if TYPE_CHECKING:
     from core.maintenance import PassResult
     from core.manager import MemoryManager
@@ -123,6 +130,9 @@ class DemoAgent:
     def model_call(self) -> DemoStep:
         """One LLM call: the prompt is the system prompt, summary.md and the hot window."""
         prompt = SYSTEM_PROMPT_TOKENS + self.summary_tokens + self.hot_tokens
+        # What the model is sent; build_prompt leaves the call's line in the prompt ledger, so
+        # the demo can be walked call by call (`timeline`, `prompt --at`).
+        self.manager.build_prompt(DEMO_SYSTEM_PROMPT, DEMO_TASK)
         if not self.record_tokens:
             return DemoStep(
                 f"model call (~{prompt:,} prompt tokens; no usage reported)",

@@ -120,8 +120,18 @@ class DemoPlayer:
             f"{_plural(self.stats.compactions, 'compaction')}, "
             f"{_plural(self.stats.rotations, 'rotation')}",
             "done",
-            self.stats.to_json(),
+            {**self.stats.to_json(), "chunks_here": self._chunks_here()},
         )
+
+    def _chunks_here(self) -> int | None:
+        """Chunks in the active session at the end (the rest of the compactions are in the
+        archived sessions): the TUI's closing line says where each part is."""
+        try:
+            from core.chunks import read_index
+
+            return len(read_index(self.manager.paths).entries)
+        except Exception:
+            return None
 
     def play(
         self, speed: float = 0.0, on_step: Callable[[DemoStep], None] | None = None

@@ -19,8 +19,9 @@ session by its files' stats, so 100 closed sessions list in milliseconds once se
 
 Keys: enter or o on a row opens it; t sorts; f or ctrl+f focuses the filter. Message posted
 (bubbles): `ArchiveView.OpenArchive(session_id: str, path: Path)` — handle it in the app with
-`on_archive_view_open_archive`. Archived sessions are logs only: never loaded into prompts,
-compacted or recalled; the note above the table says so.
+`on_archive_view_open_archive`. Archived sessions are logs only: never loaded into prompts
+or compacted, and recalled only when Recall searches all sessions; the note above the table
+says so.
 Styles: inspector/styles/widgets/archive_view.tcss.
 """
 
@@ -137,7 +138,8 @@ class ArchiveView(SessionView):
     def compose(self) -> ComposeResult:
         yield Static(
             Text(
-                "Closed sessions: logs only, never loaded into prompts, compacted or recalled. "
+                "Closed sessions: read-only, never loaded into prompts or compacted; recalled "
+                "only with Recall's all sessions (source archived). "
                 "enter / o: open read-only · f: filter · t: sort"
             ),
             id="archive-note",

@@ -426,9 +426,29 @@ def row_cells(row: ChunkRow) -> list[Text]:
 
 class FixedWidthTable(DataTable[Text]):
     """A DataTable whose columns all get fixed widths measured off the loop (`prepare`).
+    `home` / `end` go to the first / last row (the oldest / newest chunk), not sideways.
     DataTable measures every new cell on idle even for fixed-width columns (~2 s for 10k
     chunk rows, freezing keys); with no auto-width column, no row label and one-line rows
     that measuring changes nothing, so it is skipped and only the scrollable size updated."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("home", "first_row", "First chunk", show=False, id="chunks.first"),
+        Binding("end", "last_row", "Newest chunk", show=False, id="chunks.last"),
+    ]
+
+    def action_first_row(self) -> None:
+        if self.row_count:
+            self.move_cursor(row=0)
+
+    def action_last_row(self) -> None:
+        """The newest chunk: the last row, also while a long index is still being filled
+        (the view moves there again once every row is in)."""
+        if self.row_count:
+            self.move_cursor(row=self.row_count - 1)
+        self.post_message(self.WantsLast())
+
+    class WantsLast(Message):
+        """`end` was pressed: the last row is wanted even if more rows are still to come."""
 
     drawn: threading.Event | None = None
     """Set (then dropped) the first time a row line is rendered: the view's worker waits for
@@ -531,6 +551,10 @@ NARROW_MOVES: tuple[tuple[str, str], ...] = (
 )
 """How a narrow table makes room (see inspector.tables.fit_columns): at 80 columns chunk id
 … cut stay whole, at 60 the cut goes; the detail pane below shows every field anyway."""
+
+
+LAST = "\x00last"
+"""`ChunksView.select_chunk`'s name for the newest chunk (no chunk id can be it)."""
 
 
 class ChunksView(SessionView):
@@ -673,12 +697,52 @@ class ChunksView(SessionView):
                 select()
             if end < len(items):
                 self.call_later(fill, end)
+            else:
+                self._filled(table)
 
         if rows:
             fill(0)
         else:
             self._selected_key = None
             self._detail(Text("No chunks yet: nothing has been compacted.", style="dim"), Text(""))
+
+    _wanted: str | None = None
+    """A chunk id (or `LAST`) to select once its row is in the table."""
+
+    def _filled(self, table: DataTable[Text]) -> None:
+        wanted, self._wanted = self._wanted, None
+        if wanted is not None:
+            self.select_chunk(wanted)
+
+    @on(FixedWidthTable.WantsLast)
+    def _on_wants_last(self, message: FixedWidthTable.WantsLast) -> None:
+        message.stop()
+        table = self.query_one("#chunks-table", DataTable)
+        prepared = self._prepared
+        if prepared is not None and table.row_count < len(prepared.rows):
+            self._wanted = LAST
+
+    def select_chunk(self, chunk_id: str) -> bool:
+        """Put the cursor on a chunk's row (`LAST`: the newest), now or once its row is in;
+        whether the chunk is known."""
+        prepared = self._prepared
+        if prepared is None:
+            self._wanted = chunk_id
+            return False
+        if chunk_id == LAST:
+            at = len(prepared.rows) - 1
+        else:
+            at = next((i for i, r in enumerate(prepared.rows) if r.chunk_id == chunk_id), -1)
+        if at < 0:
+            self._wanted = chunk_id  # perhaps in the next read of the index
+            return False
+        table = self.query_one("#chunks-table", DataTable)
+        if at < table.row_count:
+            table.move_cursor(row=at)
+            self._show_row(prepared.keys[at])
+        else:
+            self._wanted = chunk_id
+        return True
 
     def reload(self) -> None:
         """Read index + pending through `manager.paths` in a thread worker. A reload asked for

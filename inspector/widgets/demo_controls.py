@@ -51,6 +51,39 @@ def _seconds(ms: float) -> str:
     return f"{ms / 1000:.1f} s" if ms >= 1000 else f"{ms:.0f} ms"
 
 
+def _count(value: object, word: str) -> str:
+    n = value if isinstance(value, int) else 0
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def ending_line(stats: Mapping[str, Any]) -> str:
+    """The demo's closing line from its final stats: the counts, then where the compactions
+    are ("6 in the archived session: 6 then o; 1 here: 2")."""
+    if not stats:
+        return ""
+    compactions = stats.get("compactions")
+    line = ", ".join(
+        (
+            _count(stats.get("events_appended"), "event"),
+            _count(compactions, "compaction"),
+            _count(stats.get("rotations"), "rotation"),
+        )
+    )
+    return line + (" · " + where if (where := ending_where(stats)) else "")
+
+
+def ending_where(stats: Mapping[str, Any]) -> str:
+    """Where the demo's compactions are: in the active session (the Chunks tab, `2`) and in
+    the archived ones (the Archive tab, `6`, then `o` on a session)."""
+    total, here = stats.get("compactions"), stats.get("chunks_here")
+    if not isinstance(total, int) or not isinstance(here, int) or not total:
+        return ""
+    archived = max(total - here, 0)
+    if not archived:
+        return f"all {total:,} here: 2 Chunks"
+    return f"{archived:,} in archived sessions: 6 then o; {here:,} here: 2 Chunks"
+
+
 def compaction_line(result: Mapping[str, Any]) -> str | None:
     """The activity-log line of a pass (`PassResult.to_json()`), e.g. `compaction chunk_0007:
     87 → 14 events, 41 ms + summarizer 1.2 s`; None when the pass did not compact."""
@@ -121,6 +154,8 @@ class DemoControls(Horizontal):
         self._taken = 0
         """Steps taken by the workers (ahead of `steps` until their messages are handled)."""
         self.expected: int | None = None
+        self.ending = ""
+        """The closing line once the play ended (`ending_line`)."""
         self.last_description = ""
         self.finished = False
         self.error: str | None = None
@@ -144,6 +179,12 @@ class DemoControls(Horizontal):
         return self._playing
 
     def _status_text(self) -> Text:
+        if self.finished and self.ending:
+            # The counts first, where they are after: a narrow bar cuts the end, not them.
+            text = Text(no_wrap=True, overflow="ellipsis")
+            text.append("■ done", style="bold green")
+            text.append(" " + self.ending)
+            return text
         if self.finished:
             state, style = "■ done", "bold green"
         elif self.error:
@@ -265,6 +306,8 @@ class DemoControls(Horizontal):
         if message.done:
             self.finished = True
             self._playing = False
+            self.ending = ending_line(message.detail)
+            self.set_class(True, "-ended")  # the pace field and keys make room (tcss)
         self._refresh_status()
 
     def on_demo_controls_estimated(self, message: Estimated) -> None:

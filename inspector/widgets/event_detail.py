@@ -84,9 +84,29 @@ def describe_row(row: Row, snapshot: HotWindowSnapshot | None) -> Text:
             out.append("screenshot (data scrubbed): ")
             out.append_text(safe_text(json.dumps(keep, ensure_ascii=False), limit=300))
             out.append("\n")
-    out.append("\n")
+    if isinstance(meta, dict) and row.synthetic and isinstance(meta.get("chunk_id"), str):
+        out.append("made by chunk ")
+        out.append_text(safe_text(meta["chunk_id"], "bold", limit=80))
+        out.append(" (enter opens it on the Chunks tab)\n", style="dim")
+    content = event.get("content")
+    if isinstance(content, str) and content:
+        # The text as it reads (newlines as newlines), above the JSON that escapes them.
+        out.append("\ncontent\n", style="bold")
+        out.append_text(safe_text(content, limit=DETAIL_CHARS))
+        out.append("\n")
+    out.append("\nevent (JSON)\n", style="bold")
     out.append_text(safe_text(pretty_event(event)))
     return out
+
+
+def synthetic_chunk_id(row: Row | None, snapshot: HotWindowSnapshot | None) -> str | None:
+    """The chunk a synthetic split-turn row was made by (its `meta.chunk_id`), else None."""
+    if row is None or not row.synthetic or snapshot is None:
+        return None
+    event = snapshot.read_event(row)
+    meta = event.get("meta") if event is not None else None
+    chunk_id = meta.get("chunk_id") if isinstance(meta, dict) else None
+    return chunk_id if isinstance(chunk_id, str) and chunk_id else None
 
 
 class EventDetail(VerticalScroll):

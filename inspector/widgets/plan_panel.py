@@ -20,6 +20,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Input, Label, Static
 
+from core.config import CompactionConfig
 from core.planner import CompactionPlan
 from core.trigger import TriggerDecision
 from inspector.safe_text import safe_line, safe_text
@@ -66,10 +67,35 @@ FIELDS: tuple[tuple[str, str, int], ...] = (
 """(input id suffix, label, smallest value) of the what-if inputs."""
 
 
+def what_if_values(what_if: WhatIf) -> str | None:
+    """The what-if values that move the cut, as a person reads them ("keep_recent_tokens
+    300"); None when none is set."""
+    parts = []
+    if what_if.keep_recent_tokens is not None:
+        parts.append(f"keep_recent_tokens {what_if.keep_recent_tokens:,}")
+    if what_if.hot_window_events is not None:
+        parts.append(f"hot_window_events {what_if.hot_window_events:,}")
+    return ", ".join(parts) or None
+
+
+def force_values(config: CompactionConfig, what_if: WhatIf) -> tuple[str, str | None]:
+    """(the config's values that place a forced pass's cut, the what-if values or None): what
+    the force dialog says it will cut with."""
+    uses = (
+        f"keep_recent_tokens {config.keep_recent_tokens:,}, "
+        f"hot_window_events {config.hot_window_events:,}"
+    )
+    return uses, what_if_values(what_if)
+
+
 def render_plan(
     plan: CompactionPlan | None, trigger: TriggerDecision | None, what_if: WhatIf
 ) -> Text:
     out = Text()
+    values = what_if_values(what_if)
+    if values is not None:
+        out.append("what-if: ", style="bold magenta")
+        out.append(f"{values} (not the config's; `c` offers them once, `p` clears)\n")
     if trigger is not None:
         out.append("trigger: ", style="dim")
         out.append(
@@ -234,6 +260,15 @@ class PlanPanel(Vertical):
 
     def action_previous_field(self) -> None:
         self._step_field(-1)
+
+    def clear_what_if(self) -> bool:
+        """Empty the what-if fields (the config's values are in force again); whether any
+        held a value. The change is posted as WhatIfChanged, so the app plans again."""
+        fields = [f for f in self._fields() if f.value]
+        for field in fields:
+            field.value = ""
+        self.remove_class("-what-if")
+        return bool(fields)
 
     def focus_what_if(self) -> None:
         self.add_class("-what-if")

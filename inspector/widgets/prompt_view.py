@@ -44,13 +44,12 @@ from textual.worker import get_current_worker
 
 from core.prompt import estimate_message_tokens
 from core.text import compact_json
+from inspector.defaults import DEFAULT_SYSTEM_PROMPT, DEFAULT_TASK
 from inspector.safe_text import safe_line, safe_text
 from inspector.tables import replace_rows
 from inspector.widgets.chunks_view import describe_error
 from inspector.widgets.session_view import SessionView, ViewContext
 
-DEFAULT_SYSTEM_PROMPT = "You are a helpful agent."
-DEFAULT_TASK = "Continue the task."
 DETAIL_LIMIT = 50_000
 
 ROLE_STYLE = {"system": "magenta", "user": "bold cyan", "assistant": "green", "tool": "yellow"}

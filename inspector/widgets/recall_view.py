@@ -57,7 +57,31 @@ from inspector.widgets.chunks_view import (
 )
 from inspector.widgets.session_view import SessionView
 
-BADGE_STYLE = {"active": "bold black on green", "pending": "bold black on yellow"}
+BADGE_STYLE = {
+    "active": "bold black on green",
+    "pending": "bold black on yellow",
+    "archived": "bold black on magenta",
+}
+
+RECALL_NAVIGATION_KEYS = frozenset(
+    {*(str(n) for n in range(1, 10)), "question_mark", "q", "slash", "space"}
+)
+"""Keys that keep their bindings on the Recall tab while its results have the keyboard (tab
+numbers, the legend, quit, `/` to search, the demo's play/pause); any other printable key
+typed there starts the search."""
+
+
+FOOTER_RECALL_TYPED = frozenset(
+    {"maintenance", "compact", "rotate", "append", "repair", "back_to_active", "toggle_follow"}
+)
+"""Actions whose letter keys start a search on the Recall tab: the footer leaves them out
+there (they stay in the palette)."""
+
+
+def shown_source(hit: RecallHit) -> str:
+    """The source a person reads: `archived` for a result from a closed session (the core
+    reports the source it had in that session)."""
+    return "archived" if hit.archived else str(hit.source)
 
 
 def source_badge(source: str) -> Text:
@@ -106,11 +130,15 @@ def chunk_text(events: list[dict[str, object]], matched_ids: set[object]) -> tup
     return text, selected
 
 
+EMPTY_RECALL_NOTE = "the hot window is not searched (it is in the prompt already)"
+"""Said with an empty result: recall searches compacted history only."""
+
 RECALL_HINT = (
     "Results show here: each one's summary and the events that matched; enter opens the "
     "result in its chunk. Recall searches the chunks compacted from this session (source "
-    'active) and evidence of a pass that has not finished (source pending); tick "all '
-    'sessions" to search archived sessions too.'
+    "active) and evidence of a pass that has not finished (source pending), not the hot "
+    'window (in the prompt already); tick "all sessions" to search archived sessions too '
+    "(source archived). / or any letter starts a search."
 )
 
 
@@ -237,7 +265,7 @@ class RecallView(SessionView):
         rows: list[tuple[str, list[Text]]] = []
         for i, hit in enumerate(self._hits):
             cells = [
-                source_badge(hit.source),
+                source_badge(shown_source(hit)),
                 safe_line(hit.chunk_id, "bold", limit=32),
                 Text(f"{hit.score:.3f}", justify="right"),
                 Text(str(len(hit.events)), justify="right"),
@@ -256,6 +284,8 @@ class RecallView(SessionView):
             status.append_text(safe_line(query, "italic", limit=60))
             pending = result.pending_chunks_recalled if result is not None else 0
             status.append(f"  \u00b7  pending_chunks_recalled: {pending}")
+            if not count:
+                status.append(f"  \u00b7  {EMPTY_RECALL_NOTE}", style="dim")
             if elapsed_ms is not None:
                 status.append(f"  \u00b7  {elapsed_ms:.0f} ms", style="dim")
         self.query_one("#recall-status", Static).update(status)
@@ -283,7 +313,7 @@ class RecallView(SessionView):
             return
         hit = self._hits[row]
         header = Text()
-        header.append_text(source_badge(hit.source))
+        header.append_text(source_badge(shown_source(hit)))
         header.append(" ")
         header.append_text(safe_line(hit.chunk_id, "bold", limit=120))
         header.append(f"  score {hit.score:.3f}", style="dim")
