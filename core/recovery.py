@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,6 +50,21 @@ from core.summarizer import (
     ExtractiveSummarizer,
     summarize_with_fallback,
 )
+
+
+@contextlib.contextmanager
+def maintenance_slot(store: SessionStore, timeout: float = 0) -> Iterator[bool]:
+    """Hold M/.maintenance.lock, the slot a pass, `repair` and a rotation each hold while
+    they work: yields False when another holder, in this process or any other, still holds
+    it after `timeout` seconds (0: do not wait)."""
+    store.paths.root.mkdir(parents=True, exist_ok=True)
+    deadline = time.monotonic() + timeout
+    while True:
+        with store.maintenance_lock() as got:
+            if got or time.monotonic() >= deadline:
+                yield got
+                return
+        time.sleep(0.05)
 
 
 def write_summaries(

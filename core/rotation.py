@@ -14,9 +14,8 @@ from core.config import CompactionConfig
 from core.errors import BadInputError, SessionMemoryError, StoreError
 from core.events import now_ts
 from core.faults import fault_point
-from core.maintenance import maintenance_slot
 from core.paths import validate_session_id
-from core.recovery import recover_locked
+from core.recovery import maintenance_slot, recover_locked
 from core.store import SessionStore
 
 
