@@ -13,6 +13,12 @@ of the pending evidence, not a second copy. Before the commit the pass checks th
 still begins with its snapshot (else it abandons); events appended meanwhile are carried over
 after the retained hot window.
 
+The pass is a `CompactionPass` whose steps read in order: `pin_snapshot` (recovery, state.json,
+events.jsonl pinned), `prepare` (trigger, headroom and plan on the snapshot; nothing written),
+`write_pending` (the evidence), `compact` (summarise, then the pure `build_commit`) and
+`append` (the commit). A step that ends the pass early raises `_Stop`, which `run` turns into
+the skipped or abandoned result; a `Stopwatch` times each step for `PassResult.timings_ms`.
+
 Crash safety: the pending evidence (`chunks/pending/<id>.jsonl` + `.meta.json`) is written
 before events.jsonl loses anything, and its sidecar records the chunk id and summary before
 the replace, so `recover` can always finish a pass that died half way — or drop evidence whose
@@ -497,8 +503,7 @@ class CompactionPass:
         store, paths, snap = self.store, self.paths, prep.snap
         with store.lock(), _discarding(stage):
             appended = self._still_holds(prep)
-            if isinstance(appended, str):
-                _discard(list(stage.values()))
+            if isinstance(appended, str):  # `_discarding` removes what was staged
                 delete_pending(paths, pending.pending_id)
                 raise _Stop(appended, abandoned=True)
             tail = store.parse_event_lines(
