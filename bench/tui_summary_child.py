@@ -35,7 +35,7 @@ from textual import events
 from bench.common import ROOT, python_env
 from core.config import CompactionConfig
 from core.manager import MemoryManager
-from inspector.tui.app import create_app
+from inspector.tui.launch import create_app
 from inspector.tui.views.summary_view import SummaryView
 from inspector.tui.widgets.text_document import TextDocument
 

@@ -376,7 +376,7 @@ def test_the_extractive_summary_of_a_secret_is_masked() -> None:
 
 def test_the_tui_masks_secrets_unless_asked_to_reveal(tmp_path: Path) -> None:
     from inspector.safe_text import mask_secrets, one_line, safe_text, visible
-    from inspector.tui.app import create_app
+    from inspector.tui.launch import create_app
 
     root = tmp_path / "m"
     _session_with_secrets(root).close()

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 
-import inspector.tui.app as app_module
+import inspector.tui.reloader as app_module
 from core.headroom import Headroom
 from core.manager import MemoryManager
 from core.planner import plan_compaction

@@ -1060,12 +1060,12 @@ def cmd_import(ctx: Context) -> int:
 
 
 def _run_app_or_fail() -> Callable[..., Any]:
-    """inspector.tui.app.run_app, imported only now (Textual is slow to import)."""
+    """inspector.tui.launch.run_app, imported only now (Textual is slow to import)."""
     import importlib.util
 
-    if importlib.util.find_spec("inspector.tui.app") is None:
+    if importlib.util.find_spec("inspector.tui.launch") is None:
         raise SessionMemoryError("the TUI is not available yet")
-    from inspector.tui.app import run_app
+    from inspector.tui.launch import run_app
 
     return run_app
 

@@ -24,7 +24,8 @@ from textual.pilot import Pilot
 from textual.widget import Widget
 from textual.widgets import DataTable, Static
 
-from inspector.tui.app import InspectorApp, create_app
+from inspector.tui.app import InspectorApp
+from inspector.tui.launch import create_app
 from inspector.tui.stylesheets import STYLESHEETS
 from tests.tui_fixtures import CONFIG
 

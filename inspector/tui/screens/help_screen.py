@@ -6,10 +6,12 @@ Public API (for the app):
         # keys: (where, key, what) rows, e.g. ("everywhere", "m", "Run maintenance")
     help_text(keys, width=None) -> Text                 # the same content, for tests and docs
         # width: wrap each explanation to it, continuation lines under the explanation
+    help_keys(bindings) -> list[(where, key, what)]     # the help table: the app's bindings,
+        # then each view's own (HELP_PLACES), then the what-if panel's
 
 The legend is written here, next to the widgets it describes (hot window marks, the budget
 gauge, the runs sparkline, the Chunks and Summary tabs); the keys come from the bindings
-themselves (`InspectorApp.help_keys()`), so a new key cannot be left out.
+themselves (`help_keys(InspectorApp.BINDINGS)`), so a new key cannot be left out.
 Keys: escape, ? or q close it; arrows / page keys scroll.
 """
 
@@ -24,7 +26,61 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
+from textual.widget import Widget
 from textual.widgets import Static
+
+from inspector.tui.views.archive_view import ArchiveView
+from inspector.tui.views.chunks_view import ChunksView
+from inspector.tui.views.prompt_view import PromptView
+from inspector.tui.views.recall_view import RecallView
+from inspector.tui.views.summary_view import SummaryView
+from inspector.tui.widgets.hot_window import HotWindow
+
+KEY_NAMES = {
+    "slash": "/",
+    "question_mark": "?",
+    "space": "space",
+    "escape": "esc",
+    "pageup": "pgup",
+    "pagedown": "pgdn",
+}
+
+HELP_PLACES: tuple[tuple[str, type[Widget]], ...] = (
+    ("hot window (tab 1)", HotWindow),
+    ("Chunks tab (2)", ChunksView),
+    ("Summary tab (3)", SummaryView),
+    ("Prompt tab (4)", PromptView),
+    ("Recall tab (5)", RecallView),
+    ("Archive tab (6)", ArchiveView),
+)
+"""Where each view's own keys work, in the help screen."""
+
+WHAT_IF_KEYS: tuple[tuple[str, str, str], ...] = (
+    ("What-if panel (w)", "digits", "type a number into the focused field"),
+    ("What-if panel (w)", "tab / shift+tab", "next / previous field"),
+    ("What-if panel (w)", "enter", "apply; the cut line moves and comes into view"),
+    ("What-if panel (w)", "esc", "back to the hot window (values stay)"),
+)
+
+
+def key_display(keys: str) -> str:
+    """ "R,ctrl+r" as "R / ctrl+r", "slash" as "/"."""
+    return " / ".join(KEY_NAMES.get(k.strip(), k.strip()) for k in keys.split(","))
+
+
+def help_keys(bindings: Sequence[BindingType]) -> list[tuple[str, str, str]]:
+    """(where, key, what) for every binding of the app (`bindings`) and of each view."""
+    rows: list[tuple[str, str, str]] = []
+    for binding in bindings:
+        if isinstance(binding, Binding):
+            rows.append(("everywhere", key_display(binding.key), binding.description))
+    rows.append(("everywhere", "ctrl+p", "Command palette: every action, searchable"))
+    for where, widget in HELP_PLACES:
+        for view_binding in getattr(widget, "BINDINGS", []):
+            if isinstance(view_binding, Binding):
+                rows.append((where, key_display(view_binding.key), view_binding.description))
+    return [*rows, *WHAT_IF_KEYS]
+
 
 LEGEND: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     (
