@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from inspector import cli
+from inspector.cli import commands as cli
 from inspector.demo.agent import DemoStep
 from inspector.tui.widgets.demo_controls import DemoControls, ending_line
 from tests.helpers.tui import ViewHost, settle, until, widget_text

@@ -1,7 +1,7 @@
 """The inspector's actions as data: `ACTIONS` (each `ActionSpec` as the palette, the footer
 and the help list it), and the write actions as jobs: what each runs on the session and how
 its result reads in the activity log. The app runs every job through a single thread worker
-(`InspectorApp._action_worker`), so running, timing and reporting are written once.
+(`inspector.tui.write_actions.WriteActions`), so running, timing and reporting are written once.
 
     job = ActionJob(name, run=lambda manager: ..., describe=lambda result, ms: "...")
     MAINTENANCE, ROTATE, REPAIR; compact_job(focus, config); append_job(event)
