@@ -42,6 +42,7 @@ from inspector.tui.actions import ACTIONS, ActionSpec
 from inspector.tui.daemon_executor import DaemonExecutor
 from inspector.tui.display import SessionDisplay
 from inspector.tui.first_launch import HINT as FIRST_LAUNCH_HINT
+from inspector.tui.hot_tab import HotTab
 from inspector.tui.hot_window_model import CutPreview, HotWindowModel, LightStatus
 from inspector.tui.keys import APP_BINDINGS, KeyRouter
 from inspector.tui.layout import (
@@ -71,13 +72,12 @@ from inspector.tui.screenshot import fix_leading_blanks
 from inspector.tui.session import DisplayedSession, OnDisplay, Runs
 from inspector.tui.stylesheets import STYLESHEETS
 from inspector.tui.views.archive_view import ArchiveView
-from inspector.tui.views.chunks_view import ChunksView
 from inspector.tui.views.recall_view import RecallView
 from inspector.tui.watch import VIEWS
 from inspector.tui.widgets.activity_log import ActivityLog
 from inspector.tui.widgets.budget_gauge import BudgetGauge
 from inspector.tui.widgets.demo_controls import DemoControls, DemoPlayerLike, ending_line
-from inspector.tui.widgets.event_detail import EventDetail, synthetic_chunk_id
+from inspector.tui.widgets.event_detail import EventDetail
 from inspector.tui.widgets.footer import InspectorFooter
 from inspector.tui.widgets.hot_window import HotWindow
 from inspector.tui.widgets.plan_panel import PlanPanel, WhatIf
@@ -168,6 +168,15 @@ class InspectorApp(App[int]):
             request=self.reloader.request,
             what_if=lambda: self.what_if,
             header=lambda: (self.display_root, self.read_only, self._watch_mode()),
+        )
+        self.hot_tab = HotTab(
+            self,
+            self.session,
+            self.drawing,
+            probe=self.probe,
+            log=self.log_activity,
+            show_tab=self.action_show_tab,
+            request=self.request,
         )
         self._last_error: dict[str, str] = {}
 
@@ -389,49 +398,17 @@ class InspectorApp(App[int]):
             return
         view.action_focus_search()
 
-    def _show_plan(self, show: bool) -> tuple[HotWindow, PlanPanel]:
-        hot, panel = self.query_one(HotWindow), self.query_one("#plan", PlanPanel)
-        hot.show_preview = panel.display = show
-        self.screen_stack[0].set_class(show, "-plan")
-        return hot, panel
-
     def action_toggle_preview(self) -> None:
-        self.probe.action("toggle_preview")
-        hot, panel = self._show_plan(not self.query_one(HotWindow).show_preview)
-        if not hot.show_preview and panel.clear_what_if():
-            # Closed, what-if is over: the preview is the config's cut again when reopened.
-            self.notify("what-if cleared: the cut preview is the config's again", timeout=3)
-        self.action_show_tab("hot")
-        self.drawing.jump_to_cut = hot.show_preview and not hot.show_cut()
-        if self.session.preview is None:
-            self.request("plan")
+        self.hot_tab.toggle_preview()
 
     def action_what_if(self) -> None:
-        self.probe.action("what_if")
-        self.action_show_tab("hot")
-        self._show_plan(True)[1].focus_what_if()
+        self.hot_tab.what_if()
 
     def action_focus_detail(self) -> None:
-        """Enter on the hot window: the keyboard goes to the event's detail (to scroll a long
-        event); escape comes back. On an `S` row (a split turn's synthetic event), its chunk
-        opens on the Chunks tab instead."""
-        hot = self.query_one(HotWindow)
-        chunk_id = synthetic_chunk_id(hot.current_row, hot.snapshot)
-        if chunk_id is None:
-            self.query_one(EventDetail).focus()
-            return
-        self.action_show_tab("chunks")
-        with contextlib.suppress(NoMatches):
-            self.query_one(ChunksView).select_chunk(chunk_id)
+        self.hot_tab.focus_detail()
 
     def action_toggle_follow(self) -> None:
-        self.probe.action("toggle_follow")
-        hot = self.query_one(HotWindow)
-        hot.follow = not hot.follow
-        self.log_activity(f"follow tail {'on' if hot.follow else 'off'}", "info")
-        what = "the newest event stays in view" if hot.follow else "the cursor stays where it is"
-        self.notify(f"follow {'on' if hot.follow else 'off'}: {what}", timeout=2)
-        self.drawing.update_header()
+        self.hot_tab.toggle_follow()
 
     def action_demo_toggle(self) -> None:
         if not self._refuse("demo_toggle"):
@@ -508,43 +485,35 @@ class InspectorApp(App[int]):
 
     def open_archive(self, session_dir: Path, session_id: str | None = None) -> None:
         """Show a closed session in the same views, read-only."""
-        self._leave_moment()
+        archive_id = session_id or Path(session_dir).name
         manager = MemoryManager(
             self.memory_dir, self.config, session_dir=Path(session_dir), read_only=True
         )
-        self._switch(manager, session_id or Path(session_dir).name)
-        self.log_activity(f"viewing archived session {self.session.archive_id}", "action")
+        self._switch(manager, archive_id, ARCHIVE_BANNER)
+        self.log_activity(f"viewing archived session {archive_id}", "action")
 
     def open_moment(self, moment_root: Path, label: str) -> None:
         """Every tab as it was at a past model call, read-only (core.timeline.materialize_moment
         laid it out under `moment_root`); `b` comes back to now."""
-        self._leave_moment()
-        self.session.moment_root = moment_root
-        self._switch(MemoryManager(moment_root, self.config, read_only=True), label)
-        self.query_one("#archive-banner", Static).update(
-            Text(f" PAST — {label} · read-only · b: back to now ", style="bold reverse")
-        )
+        manager = MemoryManager(moment_root, self.config, read_only=True)
+        self._switch(manager, label, f" PAST — {label} · read-only · b: back to now ", moment_root)
         self.log_activity(f"viewing the past: {label}", "action")
 
-    def _leave_moment(self) -> None:
-        self.session.drop_moment()
-        banner = self.query_one("#archive-banner", Static)
-        banner.update(Text(ARCHIVE_BANNER, style="bold reverse"))
-
     def action_back_to_active(self) -> None:
-        if self.session.archive_id is None:
-            return
-        self._leave_moment()
-        self._switch(self.active_manager, None)
-        self.log_activity("back to the active session", "action")
+        if self.session.archive_id is not None:
+            self._switch(self.active_manager, None, ARCHIVE_BANNER)
+            self.log_activity("back to the active session", "action")
 
-    def _switch(self, manager: MemoryManager, archive_id: str | None) -> None:
-        self.session.switch(manager, archive_id)
-        self.query_one("#archive-banner").display = archive_id is not None
-        hot = self.query_one(HotWindow)
-        hot.loading_text = "loading events.jsonl…"
-        hot.set_cut_preview(None)
-        self.drawing.attach_views()
+    def _switch(
+        self,
+        manager: MemoryManager,
+        archive_id: str | None,
+        banner: str,
+        moment_root: Path | None = None,
+    ) -> None:
+        self.drawing.show_session(
+            manager, archive_id, Text(banner, style="bold reverse"), moment_root
+        )
         self.reload_all()
         self.refresh_bindings()
         self.action_show_tab("hot")

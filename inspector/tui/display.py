@@ -12,13 +12,16 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
+from rich.text import Text
 from textual.app import App
 from textual.css.query import NoMatches
-from textual.widgets import TabbedContent
+from textual.widgets import Static, TabbedContent
 
 from core.config import CompactionConfig
+from core.manager import MemoryManager
 from inspector.tui.budget import budget_info
 from inspector.tui.layout import VIEWS_FOR_CHANGE
 from inspector.tui.messages import EventsPolled, FilesChanged, PlanMade, StatusRead
@@ -204,6 +207,27 @@ class SessionDisplay:
         )
         with contextlib.suppress(NoMatches):  # shutting down
             self._app.query_one(BudgetGauge).set_info(info)
+
+    def show_session(
+        self,
+        manager: MemoryManager,
+        archive_id: str | None,
+        banner: Text,
+        moment_root: Path | None = None,
+    ) -> None:
+        """Put another session on display (`archive_id` None: the active one; `moment_root`:
+        a past moment's folder, removed when it is left): the banner above the tabs, the hot
+        window loading, every view attached to the new manager."""
+        self._session.drop_moment()
+        self._session.moment_root = moment_root
+        self._session.switch(manager, archive_id)
+        banner_widget = self._app.query_one("#archive-banner", Static)
+        banner_widget.update(banner)
+        banner_widget.display = archive_id is not None
+        hot = self._app.query_one(HotWindow)
+        hot.loading_text = "loading events.jsonl…"
+        hot.set_cut_preview(None)
+        self.attach_views()
 
     def view_context(self) -> ViewContext:
         return self._session.view_context(self._config)
