@@ -38,7 +38,8 @@ from core.config import CompactionConfig, load_config
 from core.errors import SessionMemoryError
 from core.headroom import Headroom, headroom_for, pushed_out_summary
 from core.manager import MemoryManager
-from core.trigger import PromptSize, TriggerDecision
+from core.prompt_size import PromptSize
+from core.trigger import TriggerDecision
 from inspector.actions import (
     ACTIONS,
     MAINTENANCE,
