@@ -18,16 +18,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from core.catalog import entry_digest, entry_text
 from core.chunks import ChunkEntry, render_index
-from core.config import CompactionConfig
 from core.events import Event, new_event_id, now_ts
 from core.jsonl import stored_events_bytes
 from core.planner import CompactionPlan
 from core.summaries import FoldStat, archive_entry_bytes, render_summary
 from core.tokens import estimate_event_tokens, estimate_tokens
+
+if TYPE_CHECKING:  # the config is read through its attributes: no file is loaded here
+    from core.config import CompactionConfig
 
 SYNTHETIC_KIND = "split_turn_prefix"
 """`meta.synthetic` of the event that stands for a split turn's compacted prefix (contract §2)."""

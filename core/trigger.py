@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from core.calibration import Calibration
-from core.config import CompactionConfig
 from core.prompt_size import PromptSize, PromptSource
 from core.state import SessionState
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the config is read through its attributes: the trigger loads no file
+    from core.config import CompactionConfig
     from core.events import Event
 
 
