@@ -6,29 +6,19 @@ thread, coalesced by a pending flag, so a turn's commit never waits for a summar
 
 from __future__ import annotations
 
-import contextlib
-import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.atomic import read_bytes_no_symlink
-from core.catalog import read_catalog, rebuild_catalog
-from core.chunks import (
-    list_chunk_files,
-    read_chunk_events,
-    read_index,
-    write_index,
-)
+from core.catalog import read_catalog
 from core.config import CompactionConfig, load_config
 from core.errors import IndexCorruptError, SessionMemoryError, StoreError
 from core.events import Event, make_event
-from core.faults import fault_point
 from core.ledger import PromptLedger, record_measured
 from core.prompt import build_prompt_messages
 from core.reader import EventTail
@@ -36,11 +26,9 @@ from core.status import (
     ArchiveInfo,
     PlanReport,
     SessionStatus,
-    archive_info,
     list_archives,
     plan_report,
     session_status,
-    unreadable_archive,
 )
 from core.store import SessionStore
 from core.summarizer import Summarizer, make_summarizer
@@ -347,147 +335,16 @@ class MemoryManager:
 
     def repair(self) -> dict[str, int]:
         """Finish or undo crashed passes, rebuild an unreadable index from the chunk files,
-        and quarantine corrupt lines of events.jsonl (contract §6, §8)."""
-        from core.maintenance import maintenance_slot
-        from core.recovery import recover_locked, write_summaries
+        and quarantine corrupt lines of events.jsonl (contract §6, §8; core.recovery.repair),
+        then rebuild recall's index."""
+        from core import recovery
 
         self._writable()
-        repaired: dict[str, int] = {}
-        with maintenance_slot(self.store, timeout=self.config.lock_timeout_seconds) as free:
-            if not free:
-                raise SessionMemoryError(
-                    f"a maintenance pass holds {self.paths.maintenance_lock}; try again"
-                )
-            # Short locks only: the slow parts (reading every chunk file, reading and staging
-            # events.jsonl) run holding the maintenance slot alone, so appends go on.
-            with self.store.lock():
-                self.store.ensure_session()
-                try:
-                    read_index(self.paths)
-                    index_ok = True
-                except IndexCorruptError:
-                    index_ok = False
-            if not index_ok:
-                repaired["index_rebuilt"] = 1
-                repaired["chunks_reindexed"] = self._rebuild_index()
-            with self.store.lock():
-                for key, n in recover_locked(self.store, self.config).items():
-                    repaired[key] = repaired.get(key, 0) + n
-            repaired["corrupt_lines_quarantined"] = self.store.quarantine_corrupt_lines()
-            with self.store.lock():
-                entries = read_index(self.paths).entries
-                write_summaries(self.store, self.config, entries)
-                rebuild_catalog(self.paths)
-                repaired["catalog_rebuilt"] = 1
-            for key, n in self._recover_archives().items():
-                repaired[key] = repaired.get(key, 0) + n
-            from core.ledger import check_ledger
-
-            with self.store.lock():
-                repaired.update(check_ledger(self.paths))
+        repaired = recovery.repair(self.store, self.config)
         self.recall_cache.forget()
         if self.persistent_recall and self.recall_cache.rebuild_file():
             repaired["recall_index_rebuilt"] = 1
         return repaired
-
-    def _rebuild_index(self) -> int:
-        """Index every chunk file again (read without the session lock: the caller holds the
-        maintenance slot, so no pass writes chunks meanwhile), then, under a short lock, move
-        the unreadable index aside and publish the new one."""
-        from core.recovery import recovered_entry
-
-        index = self.paths.index
-        session_id = self.store.read_state().session_id
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-        aside = index.with_name(f"index.yaml.corrupt-{stamp}")
-        entries = [
-            recovered_entry(
-                chunk_id,
-                read_chunk_events(self.paths, chunk_id)[0],
-                self.config,
-                extra={"rebuilt_from": aside.name},
-            )
-            for chunk_id in sorted(list_chunk_files(self.paths))
-        ]
-        with self.store.lock():
-            if self.store.read_state().session_id != session_id:
-                raise SessionMemoryError("the session was rotated during repair; run repair again")
-            try:
-                os.replace(index, aside)
-            except FileNotFoundError:
-                pass
-            except OSError as exc:
-                raise StoreError(f"cannot move {index} aside: {exc.strerror}") from exc
-            fault_point("during_index_rebuild")
-            write_index(self.paths, entries)
-        return len(entries)
-
-    def _recover_archives(self) -> dict[str, int]:
-        """Finish or undo what crashed passes left in archived sessions (one short lock each);
-        an archive that cannot be recovered is counted, and left as it is."""
-        from core.rotation import recover_archive
-
-        counts: dict[str, int] = {}
-        if self.paths.archive_root.is_symlink():
-            return counts
-        for child in self.paths.archived_sessions():
-            try:
-                if self._rebuild_archive_index(child):
-                    counts["archive_indexes_rebuilt"] = counts.get("archive_indexes_rebuilt", 0) + 1
-                with self.store.lock():
-                    done = recover_archive(self.store, child, self.config)
-            except SessionMemoryError as exc:
-                counts["archives_unrecoverable"] = counts.get("archives_unrecoverable", 0) + 1
-                self.store.warnings.append(unreadable_archive(self.paths, child, exc))
-                continue
-            if done:
-                counts["archives_recovered"] = counts.get("archives_recovered", 0) + 1
-            try:
-                archive_info(self.memory_dir, child)
-            except (SessionMemoryError, OSError) as exc:  # a FIFO as its state.json, …
-                counts["archives_unreadable"] = counts.get("archives_unreadable", 0) + 1
-                self.store.warnings.append(unreadable_archive(self.paths, child, exc))
-        return counts
-
-    def _rebuild_archive_index(self, child: Path) -> bool:
-        """An archived session whose index.yaml cannot be read (not YAML, an alias bomb, not a
-        regular file): the file is moved aside as `index.yaml.corrupt-<time>` and the index
-        rebuilt from the archive's chunk files, as `repair` does for the active session.
-        False when its index reads (or there is none and no chunk file)."""
-        from core.catalog import catalog_path
-        from core.paths import MemoryPaths
-        from core.recovery import recovered_entry
-
-        paths = MemoryPaths(self.memory_dir, session=child)
-        paths.ensure_inside_root(paths.chunks_dir)
-        try:
-            read_index(paths)
-            return False
-        except IndexCorruptError:
-            pass
-        except StoreError:
-            if not os.path.lexists(paths.index):
-                raise
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-        aside = paths.index.with_name(f"index.yaml.corrupt-{stamp}")
-        entries = [
-            recovered_entry(
-                chunk_id,
-                read_chunk_events(paths, chunk_id)[0],
-                self.config,
-                extra={"rebuilt_from": aside.name},
-            )
-            for chunk_id in sorted(list_chunk_files(paths))
-        ]
-        with self.store.lock():
-            try:
-                os.replace(paths.index, aside)  # a link or a FIFO is moved, never opened
-            except OSError as exc:
-                raise StoreError(f"cannot move {paths.index} aside: {exc.strerror}") from exc
-            with contextlib.suppress(OSError):
-                catalog_path(paths).unlink()
-            write_index(paths, entries)
-        return True
 
     # -- reading ---------------------------------------------------------------------------
 

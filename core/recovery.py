@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from core.atomic import (
@@ -21,7 +24,9 @@ from core.atomic import (
     atomic_write_text,
 )
 from core.catalog import (
+    catalog_path,
     read_catalog,
+    rebuild_catalog,
     truncate_torn_append,
 )
 from core.chunks import (
@@ -37,10 +42,12 @@ from core.chunks import (
     write_index,
 )
 from core.config import CompactionConfig
-from core.errors import ChunkIdError, StoreError
+from core.errors import ChunkIdError, IndexCorruptError, SessionMemoryError, StoreError
 from core.events import Event, now_ts
 from core.faults import fault_point
+from core.ledger import check_ledger
 from core.paths import CHUNK_ID_RE, MemoryPaths
+from core.status import archive_info, unreadable_archive
 from core.store import SessionStore
 from core.summaries import (
     render_summary,
@@ -49,6 +56,21 @@ from core.summarizer import (
     ExtractiveSummarizer,
     summarize_with_fallback,
 )
+
+
+@contextlib.contextmanager
+def maintenance_slot(store: SessionStore, timeout: float = 0) -> Iterator[bool]:
+    """Hold M/.maintenance.lock, the slot a pass, `repair` and a rotation each hold while
+    they work: yields False when another holder, in this process or any other, still holds
+    it after `timeout` seconds (0: do not wait)."""
+    store.paths.root.mkdir(parents=True, exist_ok=True)
+    deadline = time.monotonic() + timeout
+    while True:
+        with store.maintenance_lock() as got:
+            if got or time.monotonic() >= deadline:
+                yield got
+                return
+        time.sleep(0.05)
 
 
 def write_summaries(
@@ -355,3 +377,155 @@ def _pending_chunk_id(pending_id: str, meta_chunk: object, indexed: set[str]) ->
 def _delete_chunk_file(store: SessionStore, chunk_id: str) -> None:
     with contextlib.suppress(FileNotFoundError):
         store.paths.chunk_file(chunk_id).unlink()
+
+
+def repair(store: SessionStore, config: CompactionConfig) -> dict[str, int]:
+    """`repair` (contract §6, §8), holding the maintenance slot: rebuild an unreadable index
+    from the chunk files, finish or undo crashed passes, quarantine corrupt lines of
+    events.jsonl, render the summaries and the catalog again, recover the archived sessions
+    and check the prompt ledger. Returns what it did, by count; the caller refreshes what
+    it derives from the files (recall's index). SessionMemoryError when a pass holds the slot."""
+    paths = store.paths
+    repaired: dict[str, int] = {}
+    with maintenance_slot(store, timeout=config.lock_timeout_seconds) as free:
+        if not free:
+            raise SessionMemoryError(
+                f"a maintenance pass holds {paths.maintenance_lock}; try again"
+            )
+        # Short locks only: the slow parts (reading every chunk file, reading and staging
+        # events.jsonl) run holding the maintenance slot alone, so appends go on.
+        with store.lock():
+            store.ensure_session()
+            index_ok = _index_reads(paths)
+        if not index_ok:
+            repaired["index_rebuilt"] = 1
+            repaired["chunks_reindexed"] = _rebuild_index(store, config)
+        with store.lock():
+            _add_counts(repaired, recover_locked(store, config))
+        repaired["corrupt_lines_quarantined"] = store.quarantine_corrupt_lines()
+        with store.lock():
+            write_summaries(store, config, read_index(paths).entries)
+            rebuild_catalog(paths)
+            repaired["catalog_rebuilt"] = 1
+        _add_counts(repaired, _recover_archives(store, config))
+        with store.lock():
+            repaired.update(check_ledger(paths))
+    return repaired
+
+
+def _add_counts(counts: dict[str, int], more: dict[str, int]) -> None:
+    for key, n in more.items():
+        _bump(counts, key, n)
+
+
+def _index_reads(paths: MemoryPaths) -> bool:
+    try:
+        read_index(paths)
+    except IndexCorruptError:
+        return False
+    return True
+
+
+def _rebuild_index(store: SessionStore, config: CompactionConfig) -> int:
+    """Index every chunk file again (read without the session lock: the caller holds the
+    maintenance slot, so no pass writes chunks meanwhile), then, under a short lock, move
+    the unreadable index aside and publish the new one."""
+    paths = store.paths
+    index = paths.index
+    session_id = store.read_state().session_id
+    aside = index.with_name(f"index.yaml.corrupt-{_stamp()}")
+    entries = _entries_from_chunk_files(paths, config, aside.name)
+    with store.lock():
+        if store.read_state().session_id != session_id:
+            raise SessionMemoryError("the session was rotated during repair; run repair again")
+        try:
+            os.replace(index, aside)
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise StoreError(f"cannot move {index} aside: {exc.strerror}") from exc
+        fault_point("during_index_rebuild")
+        write_index(paths, entries)
+    return len(entries)
+
+
+def _stamp() -> str:
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+
+
+def _entries_from_chunk_files(
+    paths: MemoryPaths, config: CompactionConfig, rebuilt_from: str
+) -> list[ChunkEntry]:
+    return [
+        recovered_entry(
+            chunk_id,
+            read_chunk_events(paths, chunk_id)[0],
+            config,
+            extra={"rebuilt_from": rebuilt_from},
+        )
+        for chunk_id in sorted(list_chunk_files(paths))
+    ]
+
+
+def recover_archive(store: SessionStore, archive: Path, config: CompactionConfig) -> dict[str, int]:
+    """Finish or undo what a crashed pass left in an archived session (caller holds the
+    session lock). No pass commits into an archive (a pass abandons once its session was
+    rotated), so there is nothing in progress to wait for."""
+    archived = SessionStore(store.paths.root, lock_timeout=store.lock_timeout, session=archive)
+    archived.paths.ensure_inside_root()
+    return recover_locked(archived, config)
+
+
+def _recover_archives(store: SessionStore, config: CompactionConfig) -> dict[str, int]:
+    """Finish or undo what crashed passes left in archived sessions (one short lock each);
+    an archive that cannot be recovered is counted, and left as it is."""
+    paths = store.paths
+    counts: dict[str, int] = {}
+    if paths.archive_root.is_symlink():
+        return counts
+    for child in paths.archived_sessions():
+        try:
+            if _rebuild_archive_index(store, config, child):
+                _bump(counts, "archive_indexes_rebuilt")
+            with store.lock():
+                done = recover_archive(store, child, config)
+        except SessionMemoryError as exc:
+            _bump(counts, "archives_unrecoverable")
+            store.warnings.append(unreadable_archive(paths, child, exc))
+            continue
+        if done:
+            _bump(counts, "archives_recovered")
+        try:
+            archive_info(paths.root, child)
+        except (SessionMemoryError, OSError) as exc:  # a FIFO as its state.json, …
+            _bump(counts, "archives_unreadable")
+            store.warnings.append(unreadable_archive(paths, child, exc))
+    return counts
+
+
+def _rebuild_archive_index(store: SessionStore, config: CompactionConfig, child: Path) -> bool:
+    """An archived session whose index.yaml cannot be read (not YAML, an alias bomb, not a
+    regular file): the file is moved aside as `index.yaml.corrupt-<time>` and the index
+    rebuilt from the archive's chunk files, as `repair` does for the active session.
+    False when its index reads (or there is none and no chunk file)."""
+    paths = MemoryPaths(store.paths.root, session=child)
+    paths.ensure_inside_root(paths.chunks_dir)
+    try:
+        read_index(paths)
+        return False
+    except IndexCorruptError:
+        pass
+    except StoreError:
+        if not os.path.lexists(paths.index):
+            raise
+    aside = paths.index.with_name(f"index.yaml.corrupt-{_stamp()}")
+    entries = _entries_from_chunk_files(paths, config, aside.name)
+    with store.lock():
+        try:
+            os.replace(paths.index, aside)  # a link or a FIFO is moved, never opened
+        except OSError as exc:
+            raise StoreError(f"cannot move {paths.index} aside: {exc.strerror}") from exc
+        with contextlib.suppress(OSError):
+            catalog_path(paths).unlink()
+        write_index(paths, entries)
+    return True

@@ -14,9 +14,8 @@ from core.config import CompactionConfig
 from core.errors import BadInputError, SessionMemoryError, StoreError
 from core.events import now_ts
 from core.faults import fault_point
-from core.maintenance import maintenance_slot
 from core.paths import validate_session_id
-from core.recovery import recover_locked
+from core.recovery import maintenance_slot, recover_archive, recover_locked
 from core.store import SessionStore
 
 
@@ -119,15 +118,6 @@ def check_archive_root(store: SessionStore) -> None:
     if not stat.S_ISDIR(mode):
         raise StoreError(f"refusing {archive_root}: it is not a folder; move it away and retry")
     store.paths.ensure_inside_root(archive_root)
-
-
-def recover_archive(store: SessionStore, archive: Path, config: CompactionConfig) -> dict[str, int]:
-    """Finish or undo what a crashed pass left in an archived session (caller holds the
-    session lock). No pass commits into an archive (a pass abandons once its session was
-    rotated), so there is nothing in progress to wait for."""
-    archived = SessionStore(store.paths.root, lock_timeout=store.lock_timeout, session=archive)
-    archived.paths.ensure_inside_root()
-    return recover_locked(archived, config)
 
 
 def _half_created(store: SessionStore) -> bool:

@@ -803,7 +803,8 @@ def _creating_manager(ctx: Context) -> MemoryManager:
     existed = ctx.memory_dir.exists()
     manager = ctx.manager(read_only=False, create=True)
     if not existed:
-        sys.stderr.write(f"note: created a new memory root at {ctx.memory_dir}\n")
+        where = visible(str(ctx.memory_dir), keep_newlines=False)
+        sys.stderr.write(f"note: created a new memory root at {where}\n")
         sys.stderr.flush()
     return manager
 
@@ -1199,9 +1200,12 @@ def cmd_demo(ctx: Context) -> int:
             import shutil
 
             shutil.rmtree(root.parent, ignore_errors=True)
-            sys.stderr.write(f"removed the demo root {root} (give --keep to keep it)\n")
+            sys.stderr.write(
+                f"removed the demo root {visible(str(root), keep_newlines=False)} "
+                "(give --keep to keep it)\n"
+            )
         elif fresh:
-            sys.stderr.write(f"kept the demo root: {root}\n")
+            sys.stderr.write(f"kept the demo root: {visible(str(root), keep_newlines=False)}\n")
         return result if isinstance(result, int) else EXIT_OK
 
     from inspector.output import demo_progress, render_demo

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from rich.text import Text
 
+from core.calibration import PLAIN
 from inspector.output import elide_path, make_console, plural
 from tests.cli_util import REPO, cli_ok, json_out, run_cli
 
@@ -93,6 +94,7 @@ def test_status_in_a_narrow_terminal_elides_the_root_and_prints_it_whole() -> No
         has_compressed_history = False
         warnings: tuple[str, ...] = ()
         archives: tuple[object, ...] = ()
+        calibration = PLAIN
 
     out = io.StringIO()
     render_status(Console(file=out, width=60, soft_wrap=False), _Status())  # type: ignore[arg-type]
