@@ -257,8 +257,8 @@ error."""
 
 _NUMERIC_META = ("next_no", "generation", "count")
 _CHUNK_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-"""core.paths.CHUNK_ID_RE and its length limit (that module imports pathlib: a cold recall
-does not)."""
+"""core.ids.CHUNK_ID_RE with its length limit in one pattern: a row's id is checked by one
+match."""
 
 
 def _meta(conn: sqlite3.Connection) -> dict[str, str]:
