@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from core.calibration import Calibration
-from core.prompt_size import PromptSize, PromptSource
+from core.prompt_size import PromptSize as PromptSize  # re-exported: the trigger reads it
+from core.prompt_size import PromptSource
 from core.state import SessionState
 
 if TYPE_CHECKING:  # the config is read through its attributes: the trigger loads no file

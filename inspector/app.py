@@ -38,8 +38,7 @@ from core.config import CompactionConfig, load_config
 from core.errors import SessionMemoryError
 from core.headroom import Headroom, headroom_for, pushed_out_summary
 from core.manager import MemoryManager
-from core.prompt_size import PromptSize
-from core.trigger import TriggerDecision
+from core.trigger import PromptSize, TriggerDecision
 from inspector.actions import (
     ACTIONS,
     MAINTENANCE,

@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from textual.message import Message
 
 from core.manager import MemoryManager
-from core.prompt_size import PromptSize
-from core.trigger import TriggerDecision
+from core.trigger import PromptSize, TriggerDecision
 from inspector.model import CutPreview, HotWindowModel, LightStatus, ModelUpdate
 from inspector.watch import Change
 
