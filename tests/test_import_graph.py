@@ -139,6 +139,8 @@ def _imports(path: Path, *, runtime_only: bool = False) -> set[str]:
 
 
 def test_core_never_imports_textual() -> None:
+    """Nor Rich, Textual's renderer, nor Textual's add-ons: core returns data, the inspector
+    draws it (counting imports inside functions and under TYPE_CHECKING)."""
     found = sorted(
         f"{name} -> {imported}"
         for name, path in modules().items()
