@@ -157,7 +157,10 @@ def cli_import_ms(reps: int) -> float:
     for _ in range(reps):
         start = time.perf_counter()
         subprocess.run(
-            [sys.executable, "-c", "import inspector.cli"], cwd=ROOT, env=python_env(), check=True
+            [sys.executable, "-c", "import inspector.cli.commands"],
+            cwd=ROOT,
+            env=python_env(),
+            check=True,
         )
         times.append(time.perf_counter() - start)
     return median(times) * 1000

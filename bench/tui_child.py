@@ -4,7 +4,8 @@
     python -m bench.tui_child live MEMORY_DIR SAMPLES
     python -m bench.tui_child lag MEMORY_DIR RATE SECONDS
 
-The app is `inspector.app.create_app(...)` run headless (`App.run_test`) with the real watcher.
+The app is `inspector.tui.launch.create_app(...)` run headless (`App.run_test`) with the real
+watcher.
 "On screen" means the hot window rendered the line of the row holding the event:
 `HotWindow.render_line` is wrapped to notice it (a bench-only patch; the widget is unchanged).
 Prints one JSON line.
@@ -25,8 +26,8 @@ from bench.common import ROOT, percentile, python_env, rss_mb
 
 T_PROCESS = time.perf_counter()
 
-from inspector.app import create_app  # noqa: E402
-from inspector.widgets.hot_window import HotWindow  # noqa: E402
+from inspector.tui.launch import create_app  # noqa: E402
+from inspector.tui.widgets.hot_window import HotWindow  # noqa: E402
 
 SIZE = (160, 48)
 

@@ -3,7 +3,8 @@ active session and 100 archived sessions.
 
     python -m bench.tui_scale_child MEMORY_DIR NEWEST_ID
 
-The real app (`inspector.app.create_app`, read-only, headless at 160x48) with the real watcher:
+The real app (`inspector.tui.launch.create_app`, read-only, headless at 160x48) with the real
+watcher:
 - first paint: `create_app(...)` to the first frame drawing the hot window's newest row;
 - Chunks tab: `action_show_tab("chunks")` to the first frame drawing a row line of the chunks
   table with rows in it; likewise the Archive tab (each tab opened once, after first paint and
@@ -23,7 +24,7 @@ from typing import Any
 from textual.widgets import DataTable
 
 from bench.tui_child import SIZE, Seen
-from inspector.app import create_app
+from inspector.tui.launch import create_app
 
 
 class TableSeen:
@@ -55,8 +56,8 @@ class TableSeen:
 def expected(app: Any, tab: str) -> int:
     """Rows the tab will hold once filled: the chunk index's entries (read apart from the
     app), or the archived sessions."""
-    from inspector.archive_catalog import list_archives_light
-    from inspector.chunk_catalog import read_chunk_index
+    from inspector.tui.archive_list import list_archives_light
+    from inspector.tui.chunk_index import read_chunk_index
 
     manager = app.manager
     if tab == "chunks":

@@ -35,9 +35,9 @@ from textual import events
 from bench.common import ROOT, python_env
 from core.config import CompactionConfig
 from core.manager import MemoryManager
-from inspector.app import create_app
-from inspector.widgets.summary_view import SummaryView
-from inspector.widgets.text_document import TextDocument
+from inspector.tui.launch import create_app
+from inspector.tui.views.summary_view import SummaryView
+from inspector.tui.widgets.text_document import TextDocument
 
 SIZE = (120, 40)
 HEADER = "# Session History (compressed chunks)\n\n## Rolling Summary\n\n"

@@ -264,6 +264,11 @@ class Catalog:
                 return extra[1].lines
             return self.entries[i].fold_lines
 
+        files: object = None
+        if extra is not None:
+            files = extra[0].extra.get("files")
+        elif self.entries:
+            files = self.entries[-1].extra.get("files")
         split = max(0, count - summary_max_chunks)
         total = self.folded_before(min(split, len(self.entries)))
         if extra is not None and split > len(self.entries):
@@ -276,6 +281,7 @@ class Catalog:
             summary_max_chunks=summary_max_chunks,
             max_rolling_summary_lines=max_rolling_summary_lines,
             max_summary_tokens=max_summary_tokens,
+            files=files,
         )
 
     def next_fold(self, entry: ChunkEntry) -> FoldStat:

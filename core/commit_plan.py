@@ -23,8 +23,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 from core.catalog import entry_digest, entry_text
 from core.chunks import ChunkEntry, render_index
 from core.events import Event, new_event_id, now_ts
+from core.filerecord import FILES_KEY, record_from_extra, update_record
 from core.jsonl import stored_events_bytes
 from core.planner import CompactionPlan
+from core.redact import redact_secrets
 from core.summaries import FoldStat, archive_entry_bytes, render_summary
 from core.tokens import estimate_event_tokens, estimate_tokens
 
@@ -212,6 +214,11 @@ def build_commit(
         f"estimate), the retained ones from event {cut}"
     )
     entry = _entry(plan, compacted, summaries, chunk_id, stamp, retained_tokens, trigger, tokens)
+    previous_files = index.chunk_entry(len(index) - 1).extra.get(FILES_KEY) if len(index) else None
+    mask = redact_secrets if config.redact_secrets else None
+    files = update_record(record_from_extra(previous_files), compacted, mask).to_extra()
+    if files is not None:
+        entry.extra[FILES_KEY] = files
     notes.insert(
         0,
         f"chunk {chunk_id}: {len(compacted)} event{'' if len(compacted) == 1 else 's'}, "
@@ -395,6 +402,7 @@ def _derived_outputs(
             summary_max_chunks=smc,
             max_rolling_summary_lines=config.max_rolling_summary_lines,
             max_summary_tokens=config.summarizer.max_summary_tokens,
+            files=entry.extra.get(FILES_KEY),
         )
         text = rendered.archive_md.encode("utf-8")
         keep = text if text or archive.exists else None

@@ -240,6 +240,9 @@ def _parse_pi(text: str, b: _Builder) -> None:
     version = header.get("version", 1)
     if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= 3:
         raise b.error(line, f"unsupported pi session version {version!r} (1 to 3 are read)")
+    cwd = header.get("cwd")
+    if isinstance(cwd, str) and cwd.startswith("/") and len(cwd) <= 300 and "\n" not in cwd:
+        b.cwd = cwd  # every event names it (meta.cwd): summaries write paths relative to it
     entries: list[tuple[int, dict[str, Any]]] = []
     for line, entry in rows[1:]:
         if not isinstance(entry, dict) or not isinstance(entry.get("type"), str):

@@ -45,8 +45,10 @@ from core.config import CompactionConfig
 from core.errors import ChunkIdError, IndexCorruptError, SessionMemoryError, StoreError
 from core.events import Event, now_ts
 from core.faults import fault_point
+from core.filerecord import FILES_KEY, record_from_extra, update_record
 from core.ledger import check_ledger
 from core.paths import CHUNK_ID_RE, MemoryPaths
+from core.redact import redact_secrets
 from core.status import archive_info, unreadable_archive
 from core.store import SessionStore
 from core.summaries import (
@@ -82,6 +84,7 @@ def write_summaries(
         summary_max_chunks=config.summary_max_chunks,
         max_rolling_summary_lines=config.max_rolling_summary_lines,
         max_summary_tokens=config.summarizer.max_summary_tokens,
+        files=entries[-1].extra.get(FILES_KEY) if entries else None,
     )
     if not entries:
         return
@@ -217,6 +220,10 @@ class _Recovery:
         _bump(self.counts, "pending_already_indexed")
         self.changed = True
 
+    def _previous_files(self) -> object:
+        """The file record of the newest entry (what a recovered entry folds its events into)."""
+        return self.entries[-1].extra.get(FILES_KEY) if self.entries else None
+
     def _finish(self, p: PendingEvidence, meta_chunk: object) -> None:
         """Index the evidence's events that left the hot window, under the chunk id the pass
         chose, with its recorded summary and cut when all of them left."""
@@ -240,6 +247,7 @@ class _Recovery:
                 ),
                 "source_pending_id": p.pending_id,
             },
+            previous_files=self._previous_files(),
         )
         write_chunk_file(paths, chunk_id, gone)
         fault_point("recovery_after_chunk_write")
@@ -268,7 +276,9 @@ class _Recovery:
                 continue
             if len(gone) < len(orphan_events):
                 write_chunk_file(paths, orphan, gone)
-            self.entries.append(recovered_entry(orphan, gone, self.config))
+            self.entries.append(
+                recovered_entry(orphan, gone, self.config, previous_files=self._previous_files())
+            )
             self.indexed.add(orphan)
             write_index(paths, self.entries)
             _bump(self.counts, "orphan_chunks_indexed")
@@ -298,9 +308,12 @@ def recovered_entry(
     summary: str | None = None,
     cut_meta: dict[str, Any] | None = None,
     extra: dict[str, Any] | None = None,
+    previous_files: object = None,
 ) -> ChunkEntry:
     """An index entry for events recovered after a crash or rebuilt by `repair`; without a
-    recorded summary the extractive summarizer writes one (no model call during recovery)."""
+    recorded summary the extractive summarizer writes one (no model call during recovery).
+    Its file record (core.filerecord) is the previous entry's (`previous_files`) with these
+    events folded in."""
     if summary is None:
         summary, _ = summarize_with_fallback(
             ExtractiveSummarizer(),
@@ -308,6 +321,8 @@ def recovered_entry(
             max_tokens=config.summarizer.max_summary_tokens,
             redact=config.redact_secrets,
         )
+    mask = redact_secrets if config.redact_secrets else None
+    files = update_record(record_from_extra(previous_files), events, mask).to_extra()
     return ChunkEntry(
         chunk_id=chunk_id,
         created_at=now_ts()[:19] + "Z",
@@ -316,7 +331,12 @@ def recovered_entry(
         last_event_id=events[-1].get("id") if events else None,
         summary=summary,
         cut_meta=cut_meta,
-        extra={"summary_backend": "extractive", **(extra or {}), "recovered_at": now_ts()},
+        extra={
+            "summary_backend": "extractive",
+            **(extra or {}),
+            **({FILES_KEY: files} if files is not None else {}),
+            "recovered_at": now_ts(),
+        },
     )
 
 
@@ -456,15 +476,18 @@ def _stamp() -> str:
 def _entries_from_chunk_files(
     paths: MemoryPaths, config: CompactionConfig, rebuilt_from: str
 ) -> list[ChunkEntry]:
-    return [
-        recovered_entry(
-            chunk_id,
-            read_chunk_events(paths, chunk_id)[0],
-            config,
-            extra={"rebuilt_from": rebuilt_from},
+    entries: list[ChunkEntry] = []
+    for chunk_id in sorted(list_chunk_files(paths)):
+        entries.append(
+            recovered_entry(
+                chunk_id,
+                read_chunk_events(paths, chunk_id)[0],
+                config,
+                extra={"rebuilt_from": rebuilt_from},
+                previous_files=entries[-1].extra.get(FILES_KEY) if entries else None,
+            )
         )
-        for chunk_id in sorted(list_chunk_files(paths))
-    ]
+    return entries
 
 
 def recover_archive(store: SessionStore, archive: Path, config: CompactionConfig) -> dict[str, int]:

@@ -32,7 +32,9 @@ Event text is untrusted: it is only copied (control characters removed), never e
 from __future__ import annotations
 
 import json
+import posixpath
 import re
+import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -56,6 +58,8 @@ READ_LABEL = "read:"
 TOOLS_LABEL = "tools:"
 OUTCOME_LABEL = "outcome:"
 ERROR_LABEL = "error:"
+NAMES_LABEL = "names:"
+"""A run's key identifiers (what its request names, what the agent said and used)."""
 ORIGINAL_REQUEST_LABEL = "Original request:"
 SPLIT_TURN_MARKER = "Turn Context (split turn):"
 ROOT_REQUEST_PLACEHOLDER = "(the first request, kept verbatim at the top of the hot window)"
@@ -234,17 +238,229 @@ def patch_paths(text: str) -> list[str]:
     return out
 
 
-def _command_of(args: Any) -> str:
+def raw_command(args: Any) -> str:
+    """A shell tool call's command as written (lines kept), "" when it has none."""
     if isinstance(args, str):
-        return collapse_whitespace(args)
+        return args
     if isinstance(args, dict):
         for key in _COMMAND_KEYS:
             value = args.get(key)
             if isinstance(value, str) and value.strip():
-                return collapse_whitespace(value)
+                return value
             if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-                return collapse_whitespace(" ".join(value))
+                return " ".join(value)
     return ""
+
+
+def _command_of(args: Any) -> str:
+    """A command on one line; a heredoc's body is left out (`cat <<'EOF' > f.py …(12 lines)`):
+    it is a file's content, not the command."""
+    raw = raw_command(args)
+    if "<<" in raw and "\n" in raw:
+        kept, _bodies = _strip_heredocs(raw)
+        total = raw.count("\n")
+        if kept.count("\n") < total:
+            shown = " ; ".join(ln.strip() for ln in kept.split("\n") if ln.strip())
+            return collapse_whitespace(f"{shown} …({total} lines)")
+    return collapse_whitespace(raw)
+
+
+_HEREDOC_RE = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][\w.-]*)\1")
+_REDIRECTS = frozenset({">", ">>", "&>", "&>>", ">|", "1>", "1>>"})
+_SEPARATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", ";;", "|&"})
+_PATCH_COMMAND_RE = re.compile(r"apply_patch|\*\*\* Begin Patch|\bgit apply\b|\bpatch\b")
+
+
+def _strip_heredocs(command: str) -> tuple[str, str]:
+    """(the command's lines without heredoc bodies, the bodies)."""
+    kept: list[str] = []
+    bodies: list[str] = []
+    lines = command.split("\n")
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        kept.append(line)
+        i += 1
+        for match in _HEREDOC_RE.finditer(line):
+            end = match.group(2)
+            while i < len(lines) and lines[i].strip() != end:
+                bodies.append(lines[i])
+                i += 1
+            i += 1  # the terminator
+    return "\n".join(kept), "\n".join(bodies)
+
+
+def _lex(text: str) -> list[str]:
+    lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|()<>")
+    lexer.whitespace_split = True
+    lexer.commenters = "#"
+    return list(lexer)
+
+
+def _shell_words(text: str) -> list[str]:
+    """Words and operators of a shell text (quotes honoured, `#` comments left out), each line
+    ending with `;`. The whole text is read at once when a quote spans lines; a line that does
+    not parse (an unclosed quote) gives nothing: the shell would refuse it too."""
+    text = text.replace("\\\n", " ")
+    words: list[str] = []
+    for line in text.split("\n"):
+        try:
+            words.extend([*_lex(line), ";"])
+        except ValueError:
+            try:
+                return _lex(text.replace("\n", " ; "))
+            except ValueError:
+                return []
+    return words
+
+
+_NOT_A_FILE_CHARS = frozenset("*?$`{}|\"'()<>;\n\t\\")
+_SED_SCRIPT_RE = re.compile(r"^[sy]([|/#,:@!]).*\1.*\1[gipIeEmM0-9w]*$")
+
+
+def _shell_target(word: str) -> str:
+    """A word as a written file, or "" (devices, fds, variables, globs, options, scripts)."""
+    if not word or word.startswith(("-", "&", "/dev/", "$", "`")) or word in ("/dev/null",):
+        return ""
+    if any(c in _NOT_A_FILE_CHARS for c in word) or _SED_SCRIPT_RE.match(word):
+        return ""
+    return _clean_path(word)
+
+
+def _copy_targets(files: list[str]) -> list[str]:
+    """What `cp`/`mv`/`install`/`ln` write: the target, or in a target directory (a trailing
+    `/`, `.`, several sources, or a name without an extension given a source with one) each
+    source's name; sources that are globs or directories (no extension) are not expanded."""
+    *sources, target = files
+    base = posixpath.basename(target.rstrip("/"))
+    named = [src for src in sources if "." in posixpath.basename(src).strip(".")]
+    is_dir = (
+        target.endswith("/")
+        or target in (".", "..")
+        or len(sources) > 1
+        or ("." not in base.strip(".") and bool(named) and not base[:1].isupper())
+    )
+    if not is_dir:
+        return [target]
+    out: list[str] = []
+    for src in named:
+        name = posixpath.basename(src)
+        if not any(c in _NOT_A_FILE_CHARS for c in name):
+            out.append(posixpath.normpath(posixpath.join(target, name)))
+    return out
+
+
+def _sed_in_place(word: str) -> bool:
+    return word.startswith("--in-place") or bool(re.fullmatch(r"-[a-zA-Z]*i\S*", word))
+
+
+def _sed_files(args: list[str]) -> list[str]:
+    """The files of `sed -i …`: its operands after the script (the first operand, unless a
+    script came with -e/-f)."""
+    operands: list[str] = []
+    script_given = False
+    i = 0
+    while i < len(args):
+        word = args[i]
+        if word == "-i" and i + 1 < len(args) and (args[i + 1] == "" or args[i + 1][:1] == "."):
+            i += 2  # BSD sed: `-i ''` or `-i .bak`, the backup suffix as its own word
+            continue
+        if not word:
+            i += 1
+            continue
+        if word in ("-e", "-f", "--expression", "--file"):
+            script_given = True
+            i += 2
+            continue
+        if word.startswith(("--expression=", "--file=")):
+            script_given = True
+        elif not word.startswith("-"):
+            operands.append(word)
+        i += 1
+    return operands if script_given else operands[1:]
+
+
+_STDERR_REDIRECT_RE = re.compile(r"(?<![\w>&])2>>?\s*(?:&\d|[^\s;&|]+)")
+
+
+def _resolve(path: str, cwd: str | None) -> str:
+    """path joined to a `cd` directory of the same command (an absolute path stays)."""
+    if not cwd or path.startswith(("/", "~")):
+        return path
+    return posixpath.normpath(posixpath.join(cwd, path))
+
+
+def shell_edit_paths(command: str, cwd: str | None = None) -> list[str]:
+    """Files a shell command writes: `>`/`>>`/`&>` redirects, `tee`, `sed -i`, `touch`, the
+    target of `cp`/`mv`/`install`, heredocs (`cat > f <<EOF`), and apply_patch or diff
+    envelopes in its text (`*** Update File: …`). A relative path is resolved against a `cd`
+    earlier in the same command (and `cwd`, the directory it runs in, when given). Devices
+    (`/dev/null`), fd duplications (`2>&1`), variables and globs are not files."""
+    out: list[str] = []
+    text, bodies = _strip_heredocs(command[: TEXT_READ_CHARS * 4])
+    if _PATCH_COMMAND_RE.search(command[:TEXT_READ_CHARS]):
+        for path in patch_paths(bodies or text):
+            _add(out, _resolve(path, cwd))
+    words = _shell_words(_STDERR_REDIRECT_RE.sub(" ", text))
+    here = cwd
+    segment: list[str] = []
+    for word in [*words, ";"]:
+        if word in _SEPARATORS:
+            here = _segment_edits(segment, here, out)
+            segment = []
+        else:
+            segment.append(word)
+    return out
+
+
+def _segment_edits(words: list[str], cwd: str | None, out: list[str]) -> str | None:
+    """The files one simple command writes (added to out); returns the directory after it
+    (changed by `cd DIR`)."""
+    if not words:
+        return cwd
+    args: list[str] = []
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word in _REDIRECTS or (word in (">", ">>") and i + 1 < len(words)):
+            if i + 1 < len(words):
+                target = _shell_target(words[i + 1])
+                if target:
+                    _add(out, _resolve(target, cwd))
+            i += 2
+            continue
+        if word in (">&", "<", "<<", "<<<", "<&", "<>"):
+            i += 2
+            continue
+        args.append(word)
+        i += 1
+    # A digit just before a redirect (`2>`, `2>>`) is its fd, not an argument.
+    while args and args[-1].isdigit():
+        args.pop()
+    if not args:
+        return cwd
+    program = posixpath.basename(args[0])
+    rest = args[1:]
+    if program == "sudo" and rest:
+        program, rest = posixpath.basename(rest[0]), rest[1:]
+    if program == "cd":
+        target = rest[0] if rest else ""
+        if not target or target.startswith(("-", "~", "$")):
+            return None
+        return _resolve(target, cwd) if cwd else target
+    files = [w for w in rest if not w.startswith("-")]
+    targets: list[str] = []
+    if program == "tee" or program == "touch":
+        targets = files
+    elif program == "sed" and any(_sed_in_place(w) for w in rest):
+        targets = _sed_files(rest)
+    elif program in ("cp", "mv", "install", "ln") and len(files) >= 2:
+        targets = _copy_targets(files)
+    for target in targets:
+        cleaned = _shell_target(target)
+        if cleaned:
+            _add(out, _resolve(cleaned, cwd))
+    return cwd
 
 
 def classify_tool(name: str, arguments: Any) -> tuple[ActionKind, tuple[str, ...]]:
@@ -365,11 +581,14 @@ class Run:
     said: list[str] = field(default_factory=list)
     """The user's and the agent's own words (cleaned, not flattened)."""
     used: list[str] = field(default_factory=list)
-    """Tool-call arguments as text."""
+    """Tool-call argument values as text (keys left out), one entry a call."""
     pending: list[str] = field(default_factory=list)
     """Tool calls (name(args)) whose result is not in the span."""
     context: list[str] = field(default_factory=list)
     """System and screen events of the run, one line each (`(screen) …`, `(system) …`)."""
+    cwd: str | None = None
+    """The working directory the run's events name (`meta.cwd`), when one is known; its
+    paths are written relative to it."""
 
     def _targets(self, kind: ActionKind, carried: list[str]) -> list[str]:
         out: list[str] = []
@@ -419,9 +638,12 @@ def split_runs(events: Sequence[Event]) -> list[Run]:
     results = _results(events)
     called: set[str] = set()
     current: Run | None = None
+    cwd: str | None = None
     for index, event in enumerate(events):
+        cwd = event_cwd(event) or cwd
         if is_request(event):
             current = _request_run(event, index)
+            current.cwd = cwd
             runs.append(current)
         elif is_summary_event(event):
             current = _carry_summary(runs, current, event, index)
@@ -429,6 +651,7 @@ def split_runs(events: Sequence[Event]) -> list[Run]:
             if current is None:
                 current = Run(continued=True, start=index, end=index + 1)
                 runs.append(current)
+            current.cwd = cwd or current.cwd
             current.end = index + 1
             _add_event(current, event, results, called)
     return runs
@@ -498,7 +721,16 @@ def _add_call(run: Run, event: Event, results: dict[str, Event], called: set[str
     name = tool_name(event)
     args = call_arguments(event)
     action_kind, targets = classify_tool(name, args)
-    used = event_text(args)[:TEXT_READ_CHARS] if args is not None else ""
+    workdir = _call_workdir(args) or run.cwd
+    if action_kind in ("edit", "read"):
+        targets = tuple(relative_path(t, run.cwd) for t in targets)
+    shell_edits: tuple[str, ...] = ()
+    if action_kind == "command" and targets:
+        shell_edits = tuple(
+            relative_path(_resolve(p, workdir), run.cwd)
+            for p in shell_edit_paths(raw_command(args) or targets[0], None)
+        )
+    used = argument_text(args) if args is not None else ""
     if used:
         run.used.append(clean_text(used))
     call_id = event.get("tool_call_id")
@@ -509,8 +741,41 @@ def _add_call(run: Run, event: Event, results: dict[str, Event], called: set[str
     if result is None:
         run.pending.append(f"{name}({_args_brief(args)})")
     run.actions.append(Action(action_kind, name, targets, error=error, pending=result is None))
+    if shell_edits:
+        run.actions.append(Action("edit", name, shell_edits, error=error, pending=result is None))
     if result is not None:
         run.error = error
+
+
+def event_cwd(event: Event) -> str | None:
+    """The absolute working directory an event names in `meta.cwd` (importers set it from the
+    transcript's own record, e.g. a session header), else None."""
+    meta = event.get("meta")
+    value = meta.get("cwd") if isinstance(meta, dict) else None
+    if isinstance(value, str) and value.startswith("/") and len(value) <= 300:
+        return posixpath.normpath(collapse_whitespace(value))
+    return None
+
+
+def _call_workdir(args: Any) -> str | None:
+    """The directory a tool call says it runs in (`workdir`, `cwd`), when absolute."""
+    if isinstance(args, dict):
+        for key in ("workdir", "cwd", "working_directory"):
+            value = args.get(key)
+            if isinstance(value, str) and value.startswith("/"):
+                return posixpath.normpath(value)
+    return None
+
+
+def relative_path(path: str, cwd: str | None) -> str:
+    """path relative to cwd when it lies under it (`/repo/src/a.py` → `src/a.py`), else as
+    written."""
+    if not cwd or not path.startswith("/"):
+        return path
+    root = cwd.rstrip("/")
+    if path.startswith(root + "/") and len(path) > len(root) + 1:
+        return path[len(root) + 1 :]
+    return path
 
 
 def _args_brief(args: Any, max_chars: int = 80) -> str:
@@ -623,7 +888,7 @@ _IDENT_RE = re.compile(
     r"|(?<![\w.])([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+)(?:\(\))?(?![\w])"
     r"|\b([A-Za-z_][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+)\b"
     r"|\b([a-z]+[A-Z][A-Za-z0-9]*|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*)\b"
-    r"|(?<![\w&])(#\d{1,7})\b"
+    r"|(?<![\w&])(#[1-9]\d{0,6})\b(?![-.]\d)"
     r"|\b([A-Z][A-Z0-9]{1,9}-\d{1,7})\b"
 )
 _HASH_RE = re.compile(r"^(?=.*\d)(?=.*[a-f])[0-9a-f]{7,}$")
@@ -634,14 +899,31 @@ _IMPORT_LINE_RE = re.compile(
 )
 
 
+_QUOTED_PATH_RE = re.compile(
+    r"([\"'`])((?:~|\.{1,2}|[A-Za-z]:)?/(?:[^\"'`\n/\\*:<>|]{1,80}/)+[^\"'`\n/\\*:<>|]{0,80}[\w.-]"
+    r"|(?:[^\"'`\n/\\*:<>|\s][^\"'`\n/\\*:<>|]{0,80}/)+[^\"'`\n/\\*:<>|]{0,80}\.[A-Za-z0-9]{1,8})\1"
+)
+"""A quoted path with a space in it (`"/Users/Jo Smith/app/a.py"`): taken whole."""
+_ESCAPED_SPACE_PATH_RE = re.compile(r"(?:~|\.{1,2})?/?(?:[\w@.-]|\\ )+(?:/(?:[\w@.-]|\\ )+)+")
+_JSON_KEY_RE = re.compile(r"\"[\w.$@-]{1,80}\"\s*:")
+"""A JSON key (`"user_id":`): the data's vocabulary, not a name of the work."""
+_BACKTICK_OK_RE = re.compile(r"[\w~./@$-][^\s`]*")
+_LONG_DIGITS_RE = re.compile(r"\d{5,}")
+_UUID_RE = re.compile(
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+)
+
+
 def _noise(token: str) -> bool:
-    if re.fullmatch(r"#\d+", token):
+    if re.fullmatch(r"#[1-9]\d*", token):
         return False
     bare = token.strip("`")
     if not bare or bare.lower() in _NOISE_WORDS:
         return True
     if _HASH_RE.match(bare.lower()):
         return True
+    if "/" not in bare and "." not in bare and _LONG_DIGITS_RE.search(bare):
+        return True  # user and record ids (user_48213, U0248213), not names of the work
     if re.fullmatch(r"[\d.,:x×/ -]+", bare):  # numbers, coordinates, dates, sizes
         return True
     return bool(re.fullmatch(r"\d+(?:\.\d+)*[a-z]{0,3}", bare))
@@ -654,10 +936,18 @@ def extract_identifiers(text: str, *, limit: int = 200) -> list[str]:
     out: list[str] = []
     if not text:
         return out
-    rest = clean_text(text)
+    rest = _UUID_RE.sub(" ", _JSON_KEY_RE.sub(" ", clean_text(text)))
     for match in _URL_RE.finditer(rest):
         _add(out, match.group(0).rstrip(".,;:!?"), limit)
     rest = _URL_RE.sub(" ", rest)
+    for match in _QUOTED_PATH_RE.finditer(rest):
+        if " " in match.group(2):
+            _add(out, match.group(2), limit)
+    rest = _QUOTED_PATH_RE.sub(lambda m: " " if " " in m.group(2) else m.group(0), rest)
+    for match in _ESCAPED_SPACE_PATH_RE.finditer(rest):
+        if "\\ " in match.group(0):
+            _add(out, match.group(0).rstrip(".,;:"), limit)
+    rest = _ESCAPED_SPACE_PATH_RE.sub(lambda m: " " if "\\ " in m.group(0) else m.group(0), rest)
     for match in _WIN_PATH_RE.finditer(rest):
         _add(out, match.group(0).rstrip(".,;:"), limit)
     rest = _WIN_PATH_RE.sub(" ", rest)
@@ -670,6 +960,8 @@ def extract_identifiers(text: str, *, limit: int = 200) -> list[str]:
         _add(out, match.group(0), limit)
     for match in _IDENT_RE.finditer(rest):
         ident = next(g for g in match.groups() if g).strip()
+        if match.group(1) is not None and not _BACKTICK_OK_RE.fullmatch(ident):
+            continue  # a backticked phrase, or text between two unrelated backticks
         if not _noise(ident) and len(ident) >= 3:
             _add(out, ident, limit)
     return out
@@ -693,7 +985,19 @@ def argument_text(args: Any) -> str:
                 walk(item, depth + 1)
 
     walk(parse_arguments(args), 0)
-    return "\n".join(parts)[:TEXT_READ_CHARS]
+    return _head_words("\n".join(parts), TEXT_READ_CHARS)
+
+
+def _head_words(text: str, limit: int) -> str:
+    """The first `limit` characters of text, without a word cut in two at the end (a name cut
+    there would be read as a name of its own: `CouponExpir`)."""
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    if not text[limit].isspace():
+        cut = max(head.rfind(" "), head.rfind("\n"), head.rfind("\t"))
+        head = head[:cut] if cut > 0 else ""
+    return head
 
 
 def _without_imports(text: str) -> str:
@@ -716,10 +1020,12 @@ def identifier_sources(
         if kind == "tool_call":
             target, text = used, argument_text(call_arguments(event))
         elif kind in ("tool_result", "screen_context"):
-            text = _without_imports(event_text(event.get("content"))[:RESULT_READ_CHARS])
+            text = _without_imports(
+                _head_words(event_text(event.get("content")), RESULT_READ_CHARS)
+            )
             target = shown
         elif is_request(event) or is_assistant_text(event):
-            target, text = said, event_text(event.get("content"))[:TEXT_READ_CHARS]
+            target, text = said, _head_words(event_text(event.get("content")), TEXT_READ_CHARS)
         else:
             continue
         if len(target) >= limit:

@@ -13,15 +13,20 @@ Rules fixed here:
   blank line. A summary is normalised first: trailing spaces cut, leading/trailing blank lines
   dropped.
 - Fold (hierarchical): a pushed-out summary adds one line per run it covers (core.runs):
-  `[<chunk_id>] <request> · edited: <paths> → <outcome>`, at most `ROLLING_LINE_TOKENS`
-  estimated tokens, paths whole (those that do not fit are counted, `(+N more)`). A run that
+  `[<chunk_id>] <request> · edited: <paths> · names: <identifiers> → <outcome>`, at most
+  `ROLLING_LINE_TOKENS` estimated tokens, paths whole (those that do not fit are counted,
+  `(+N more)`; the file record names them all). A run that
   continues in the next chunk (a split turn) is one line, labelled `[<first>–<last>]`. A summary
   without run entries (another backend's free text) folds to one line of its first lines. A
   summary with no text adds `[<chunk_id>] (no summary)`. Every line starts with its chunk label,
   so no summary can forge a section heading and truncation keeps whole entries with their label.
-- Cap: at most `max_rolling_summary_lines` lines, the marker included. When more were folded,
-  the oldest are dropped and exactly one marker `[… N earlier lines truncated]` (N = lines
-  dropped) stands first.
+- File record: the newest index entry's `files` field (core.filerecord) closes the Rolling
+  Summary as `[files] …` lines, from the first pass on; they count in the cap below and take
+  at most `record_room(max_rolling_summary_lines)` of it, so every modified file stays named
+  after its chunk is folded.
+- Cap: at most `max_rolling_summary_lines` lines, the marker and the record included. When more
+  were folded, the oldest are dropped and exactly one marker `[… N earlier lines truncated]`
+  (N = lines dropped) stands first.
 - Bound: with `max_summary_tokens` given, each Recent Chunks entry is cut to
   `entry_budget(max_summary_tokens)`, so that summary.md never exceeds `summary_md_bound(config)`
   (see that function and docs/SUMMARIES.md), whatever the session's length.
@@ -39,10 +44,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from core.filerecord import record_from_extra, record_lines, record_room
 from core.runs import (
     CONTINUED_LABEL,
     EDITED_LABEL,
     ERROR_LABEL,
+    NAMES_LABEL,
     ORIGINAL_REQUEST_LABEL,
     OUTCOME_LABEL,
     REQUEST_LABEL,
@@ -113,11 +120,18 @@ def render_entry(chunk_id: str, summary: str) -> str:
 
 ROLLING_LINE_TOKENS = 80
 """The most estimated tokens one Rolling Summary line takes."""
-ROLLING_REQUEST_CHARS = 80
-"""A request is shortened to this many characters in a Rolling Summary line..."""
-ROLLING_REQUEST_TOKENS = 44
-"""...and to this many estimated tokens (a CJK request keeps its first 40 characters and leaves
-room for the run's paths)."""
+ROLLING_REQUEST_CHARS = 240
+"""A request is shortened to this many characters in a Rolling Summary line (most requests stay
+whole; the file record keeps every edited path, so the request comes first)..."""
+ROLLING_REQUEST_TOKENS = 56
+"""...and to this many estimated tokens (a CJK request keeps its first 56 characters and leaves
+room for a path or the outcome)."""
+ROLLING_OUTCOME_TOKENS = 24
+"""Room a line's key names leave for the outcome."""
+ROLLING_NAMES_TOKENS = 16
+"""Room a line's edited paths leave for its key names (the file record names every path)."""
+CONTINUED_BELOW = "(continued in Recent Chunks)"
+"""The outcome of the newest folded line when its run goes on in a chunk still shown."""
 ENTRY_HEADER_TOKENS = 16
 """What an entry's `- **<chunk_id>**` line may take before the summary body is cut for it."""
 PAGE_TOKENS = 24
@@ -180,6 +194,7 @@ class RunLine:
     edits: list[str] = field(default_factory=list)
     outcome: str = ""
     in_progress: bool = False
+    names: list[str] = field(default_factory=list)
 
     def absorb(self, later: RunLine) -> None:
         """The same run continued in a later chunk: one line for both."""
@@ -189,25 +204,35 @@ class RunLine:
         for path in later.edits:
             if path not in self.edits:
                 self.edits.append(path)
+        for name in later.names:
+            if name not in self.names:
+                self.names.append(name)
         if later.outcome:
             self.outcome = later.outcome
         self.in_progress = later.in_progress
 
-    def render(self) -> str:
+    def render(self, *, newest: bool = False) -> str:
         """`[id] request · edited: paths → outcome` within ROLLING_LINE_TOKENS: the request
-        (shortened) first, then as many whole paths as fit, then the outcome in what is left."""
+        (shortened) first, then as many whole paths as fit, then the outcome in what is left.
+        A split turn without an outcome says `(continued in Recent Chunks)` when it is the
+        newest folded line (its rest is shown below), and nothing otherwise (it ended without
+        a word from the agent, it is not "in progress")."""
         ids = self.chunk_ids
         label = f"[{ids[0]}]" if len(ids) == 1 else f"[{ids[0]}–{ids[-1]}]"
         request = fit_tokens(shorten(self.request, ROLLING_REQUEST_CHARS), ROLLING_REQUEST_TOKENS)
         line = f"{label} {request}"
-        outcome = self.outcome or ("(in progress)" if self.in_progress else "")
+        outcome = self.outcome or (CONTINUED_BELOW if self.in_progress and newest else "")
+        # The file record names every edited path, so a run with key names leaves them room.
+        path_room = ROLLING_LINE_TOKENS - (
+            ROLLING_OUTCOME_TOKENS + ROLLING_NAMES_TOKENS if self.names else 0
+        )
         if self.edits:
             shown: list[str] = []
             for n, path in enumerate(self.edits):
                 more = len(self.edits) - n - 1
                 tail = f" (+{more} more)" if more else ""
                 candidate = f"{line} · {EDITED_LABEL} {', '.join([*shown, path])}{tail}"
-                if estimate_tokens(candidate) > ROLLING_LINE_TOKENS:
+                if estimate_tokens(candidate) > max(path_room, estimate_tokens(line) + 12):
                     break
                 shown.append(path)
             if shown:
@@ -216,6 +241,14 @@ class RunLine:
                 line += f" (+{rest} more)" if rest else ""
             else:
                 line += f" · {EDITED_LABEL} {len(self.edits)} files"
+        shown_names: list[str] = []
+        for name in self.names:
+            candidate = f"{line} · {NAMES_LABEL} {', '.join([*shown_names, name])}"
+            if estimate_tokens(candidate) > ROLLING_LINE_TOKENS - ROLLING_OUTCOME_TOKENS:
+                break
+            shown_names.append(name)
+        if shown_names:
+            line += f" · {NAMES_LABEL} {', '.join(shown_names)}"
         if outcome:
             room = ROLLING_LINE_TOKENS - estimate_tokens(line + " → ")
             if room >= 4:
@@ -257,6 +290,10 @@ def run_lines(chunk_id: str, summary: str) -> list[RunLine]:
                         current.edits.append(path)
             elif body.startswith(OUTCOME_LABEL):
                 current.outcome = _value(body, OUTCOME_LABEL)
+            elif body.startswith(NAMES_LABEL):
+                for name in _value(body, NAMES_LABEL).split(", "):
+                    if name and name not in current.names:
+                        current.names.append(name)
             elif body.startswith(ERROR_LABEL) and not current.outcome:
                 current.outcome = "error: " + _value(body, ERROR_LABEL)
         elif not raw.startswith(" "):
@@ -283,7 +320,7 @@ def run_lines(chunk_id: str, summary: str) -> list[RunLine]:
 
 def fold_lines(chunk_id: str, summary: str) -> list[str]:
     """The Rolling Summary lines one pushed-out chunk contributes (one per run, each bounded)."""
-    return [line.render() for line in _fold_runs(chunk_id, summary)]
+    return _rendered(_fold_runs(chunk_id, summary))
 
 
 def _fold_runs(chunk_id: str, summary: str) -> list[RunLine]:
@@ -293,6 +330,10 @@ def _fold_runs(chunk_id: str, summary: str) -> list[RunLine]:
     lines = [collapse_whitespace(ln) for ln in normalize_summary(summary).split("\n") if ln.strip()]
     text = " / ".join(lines[:12])
     return [RunLine([chunk_id], text or "(no summary)")]
+
+
+def _rendered(runs: Sequence[RunLine]) -> list[str]:
+    return [run.render(newest=n == len(runs) - 1) for n, run in enumerate(runs)]
 
 
 def _merged(chunks: Sequence[tuple[str, str]]) -> list[RunLine]:
@@ -330,15 +371,24 @@ def cap_rolling(lines: list[str], max_lines: int) -> tuple[list[str], int]:
     return [truncation_marker(dropped), *lines[len(lines) - keep :]], dropped
 
 
+def file_record_lines(files: object, max_rolling_summary_lines: int) -> list[str]:
+    """The `[files]` lines of the newest entry's file record (its `files` field, see
+    core.filerecord), within the share of the Rolling Summary's cap they may take."""
+    return record_lines(record_from_extra(files), record_room(max_rolling_summary_lines))
+
+
 def render_summary(
     chunks: Sequence[tuple[str, str]],
     *,
     summary_max_chunks: int,
     max_rolling_summary_lines: int,
     max_summary_tokens: int | None = None,
+    files: object = None,
 ) -> RenderedSummaries:
     """summary.md and summary_archive.md from [(chunk_id, summary)], oldest first; with
-    max_summary_tokens, summary.md stays within `summary_md_bound_for(...)`."""
+    max_summary_tokens, summary.md stays within `summary_md_bound_for(...)`. `files`: the
+    newest index entry's file record (its `files` field), shown as the Rolling Summary's last
+    lines and counted in its cap."""
     if summary_max_chunks < 1:
         raise ValueError("summary_max_chunks must be ≥ 1")
     if max_rolling_summary_lines < 2:
@@ -348,8 +398,10 @@ def render_summary(
     split = max(0, len(chunks) - summary_max_chunks)
     archived, recent = list(chunks[:split]), list(chunks[split:])
 
-    folded = [run.render() for run in _merged(archived)]
-    rolling, dropped = cap_rolling(folded, max_rolling_summary_lines)
+    record = file_record_lines(files, max_rolling_summary_lines)
+    folded = _rendered(_merged(archived))
+    rolling, dropped = cap_rolling(folded, max_rolling_summary_lines - len(record))
+    rolling = [*rolling, *record]
 
     parts = [TITLE, "", ROLLING_HEADING, ""]
     if rolling:
@@ -514,6 +566,7 @@ def render_summary_md_window(
     summary_max_chunks: int,
     max_rolling_summary_lines: int,
     max_summary_tokens: int | None = None,
+    files: object = None,
 ) -> str:
     """summary.md for `count` chunks, byte-identical to `render_summary(...).summary_md`,
     reading only the chunks it needs: the Recent Chunks and, walking back from the newest
@@ -528,6 +581,8 @@ def render_summary_md_window(
         raise ValueError("max_rolling_summary_lines must be ≥ 2")
     if count <= 0:
         return ""
+    record = file_record_lines(files, max_rolling_summary_lines)
+    max_rolling_summary_lines -= len(record)
     split = max(0, count - summary_max_chunks)
     if folded_total <= max_rolling_summary_lines:
         first = 0
@@ -539,7 +594,7 @@ def render_summary_md_window(
             first -= 1
             covered += lines_of(first)
     window = [chunk_at(i) for i in range(first, split)]
-    folded = [run.render() for run in _merged(window)]
+    folded = _rendered(_merged(window))
     if first > 0 or len(folded) != need:
         # The window starts inside the history: its first line may stand for a line begun
         # before it, so only the newest `need` lines are exact (and the cap keeps only those).
@@ -549,6 +604,7 @@ def render_summary_md_window(
         rolling = [truncation_marker(dropped), *folded]
     else:
         rolling = folded
+    rolling = [*rolling, *record]
     parts = [TITLE, "", ROLLING_HEADING, ""]
     if rolling:
         parts.extend([*rolling, ""])

@@ -80,6 +80,9 @@ class _Builder:
     """The log's tool call id -> the stored id of its latest call while unanswered, None once
     answered (an id may be reused after that)."""
     count: int = 0
+    cwd: str | None = None
+    """The working directory the log names (a pi session header's `cwd`), set as `meta.cwd`
+    on every event."""
 
     def error(self, line: int, message: str) -> BadInputError:
         return BadInputError(f"{self.source}:{line}: {message}")
@@ -101,6 +104,8 @@ class _Builder:
         if ts is not None:
             event["ts"] = ts
         event["meta"] = {**(meta or {}), "source": {"format": self.fmt, "line": line}}
+        if self.cwd:
+            event["meta"]["cwd"] = self.cwd
         try:
             serialize_event(validate_event(event, "event"), "event")
         except EventError as exc:

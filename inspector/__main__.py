@@ -1,3 +1,3 @@
-from inspector.cli import main
+from inspector.cli.commands import main
 
 raise SystemExit(main())

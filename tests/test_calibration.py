@@ -20,7 +20,7 @@ from core.config import CompactionConfig
 from core.manager import MemoryManager
 from core.replay import prompt_estimate
 from core.state import SessionState
-from inspector.output import render_plan
+from inspector.cli.output import render_plan
 from tests.cli_util import run_cli
 
 # --------------------------------------------------------------------------- the fit
@@ -402,7 +402,7 @@ def test_the_gauge_figure_after_a_pass_is_close_to_the_next_provider_figure(
     """Issue 19 cause 1 / issue 22 item 6: the reset carries the fixed part, so the budget
     gauge's figure (the trigger's prompt size over the rows on screen) does not jump when the
     next figure arrives (it went 33.6 % → 68.9 % before)."""
-    from inspector.model import HotWindowModel, plan_now, read_light_status
+    from inspector.tui.hot_window_model import HotWindowModel, plan_now, read_light_status
 
     root = tmp_path / "m"
     mm = MemoryManager(root, CONFIG)
@@ -433,8 +433,8 @@ def test_the_inspector_cut_preview_moves_its_cut_as_the_pass_would(tmp_path: Pat
     """The TUI's preview (in the app's thread or its planning child) gets the same headroom as
     `plan` and a pass, so the screen shows the cut the pass will make (issue 22 item 1)."""
     from core.headroom import headroom_for
-    from inspector.model import HotWindowModel, plan_now, read_light_status
-    from inspector.plan_process import PlanProcess
+    from inspector.tui.hot_window_model import HotWindowModel, plan_now, read_light_status
+    from inspector.tui.plan_process import PlanProcess
 
     root = _calibrated_root(tmp_path)
     mm = MemoryManager(root, CONFIG)

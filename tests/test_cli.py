@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from inspector.cli import main
+from inspector.cli.commands import main
 from tests.cli_util import (
     SMALL_CONFIG,
     cli_env,
@@ -381,7 +381,7 @@ def test_commands_other_than_tui_do_not_import_textual(tmp_path: Path) -> None:
     root = tmp_path / "m"
     code = f"""
 import sys, io, contextlib
-from inspector.cli import main
+from inspector.cli.commands import main
 runs = [
     ["--memory-dir", {str(root)!r}, "append", "--type", "user_input", "--text", "hi"],
     ["--memory-dir", {str(root)!r}, "status", "--json"],
@@ -395,7 +395,7 @@ runs = [
 ]
 with contextlib.redirect_stdout(io.StringIO()):
     codes = [main(argv) for argv in runs]
-print(codes, "textual" in sys.modules, "inspector.app" in sys.modules)
+print(codes, "textual" in sys.modules, "inspector.tui.app" in sys.modules)
 """
     proc = subprocess.run(
         [sys.executable, "-c", code],
@@ -678,7 +678,7 @@ def test_demo_refuses_a_non_empty_memory_dir(cwd: Path, capsys: pytest.CaptureFi
 def test_internal_errors_are_one_line_and_debug_shows_the_traceback(
     cwd: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import inspector.cli as cli
+    import inspector.cli.commands as cli
 
     def boom(ctx: Any) -> int:
         raise RuntimeError("boom")

@@ -11,7 +11,7 @@ from pathlib import Path
 from rich.text import Text
 
 from core.calibration import PLAIN
-from inspector.output import elide_path, make_console, plural
+from inspector.cli.output import elide_path, make_console, plural
 from tests.cli_util import REPO, cli_ok, json_out, run_cli
 
 
@@ -78,7 +78,7 @@ def test_status_in_a_narrow_terminal_elides_the_root_and_prints_it_whole() -> No
     line of its own."""
     from rich.console import Console
 
-    from inspector.output import render_status
+    from inspector.cli.output import render_status
 
     class _Status:
         memory_dir = "/tmp/" + "a-rather-long-folder/" * 4 + "m"

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from inspector import cli
+from inspector.cli import commands as cli
 from inspector.demo.agent import DemoStep
-from inspector.widgets.demo_controls import DemoControls, ending_line
+from inspector.tui.widgets.demo_controls import DemoControls, ending_line
 from tests.helpers.tui import ViewHost, settle, until, widget_text
 
 STATS = {"events_appended": 206, "compactions": 7, "rotations": 1, "chunks_here": 1}

@@ -1,7 +1,7 @@
 """docs/ describes the whole project on its own (issue 13 item 8): every config key
-(core/config.py), every CLI command (inspector/cli.py) and every field of `status --json` named
-in the code appears in the docs, and the README links the docs instead of files a clone does not
-have."""
+(core/config.py), every CLI command (inspector/cli/commands.py) and every field of `status
+--json` named in the code appears in the docs, and the README links the docs instead of files a
+clone does not have."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 
 from core.config import CompactionConfig, SummarizerConfig
 from core.manager import MemoryManager
-from inspector.cli import build_parser
+from inspector.cli.commands import build_parser
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -1,12 +1,12 @@
 """The README tour and the marked samples of docs/CLI.md are what the program prints (issue
-22 item 13): `python -m inspector.docs_samples --write` writes them from the deterministic
+22 item 13): `python -m inspector.cli.docs_samples --write` writes them from the deterministic
 demo, and this test runs them again and compares (ids, times and timings masked)."""
 
 from __future__ import annotations
 
 import pytest
 
-from inspector.docs_samples import DOCS, REPO, generate, marked, normalized, rewrite
+from inspector.cli.docs_samples import DOCS, REPO, generate, marked, normalized, rewrite
 
 
 def test_rewrite_replaces_only_marked_blocks() -> None:
@@ -26,5 +26,5 @@ def test_docs_samples_match_a_fresh_run(doc: str) -> None:
     for name, body in blocks.items():
         assert normalized(marked(text)[name]) == normalized(body), (
             f"{doc}: sample {name} differs from what the program prints now; "
-            "run `python -m inspector.docs_samples --write`"
+            "run `python -m inspector.cli.docs_samples --write`"
         )

@@ -11,7 +11,7 @@ from core.dropped import dropped_for, facts_of
 from core.events import Event
 from core.manager import MemoryManager
 from core.timeline import dropped_for_chunk
-from inspector.cli import main
+from inspector.cli.commands import main
 from tests.helpers.memory import fill, small_config
 
 

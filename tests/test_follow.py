@@ -313,7 +313,7 @@ def test_a_pi_log_is_followed_in_file_order_with_its_compactions(tmp_path: Path)
 def test_follow_thread_reports_a_bad_line_when_stopped(
     tmp_path: Path, manager: MemoryManager
 ) -> None:
-    from inspector.follow_cmd import FollowThread
+    from inspector.cli.follow import FollowThread
 
     log = tmp_path / "codex.jsonl"
     log.write_bytes(CODEX.read_bytes().splitlines(keepends=True)[0] + b"[1]\n")

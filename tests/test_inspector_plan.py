@@ -1,12 +1,12 @@
-"""inspector.model.plan_now: what the plan job shows (the cut preview, the what-if verdict and
-the configured one), computed without the app, on a real memory root."""
+"""inspector.tui.hot_window_model.plan_now: what the plan job shows (the cut preview, the what-if
+verdict and the configured one), computed without the app, on a real memory root."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from core.manager import MemoryManager
-from inspector.model import (
+from inspector.tui.hot_window_model import (
     HotWindowModel,
     LightStatus,
     plan_now,

@@ -17,7 +17,7 @@ from core.manager import MemoryManager
 from core.paths import MemoryPaths
 from core.replay import replay
 from core.timeline import build_timeline, measured_for, rebuild, rebuild_call
-from inspector.cli import main
+from inspector.cli.commands import main
 from tests.cli_util import write_config
 from tests.helpers.memory import fill, small_config
 

@@ -280,8 +280,11 @@ class ForgetfulSummarizer:
 def test_a_summarizer_that_keeps_nothing_scores_zero() -> None:
     r = run_entry(SMALL, summarizer=ForgetfulSummarizer())
     assert r.compactions >= 1
-    assert r.paths_named_final == 0.0 and r.paths_named_min == 0.0
-    assert r.identifiers_kept == 0.0
+    # The file record (core.filerecord) is built from the events, not by the summarizer: it
+    # still names every edited path and the runs' key names; the rest is the summaries' part.
+    assert r.paths_named_final == 1.0 and r.paths_named_min == 1.0
+    assert r.identifiers_kept is not None and r.identifiers_kept < 0.7
+    assert run_entry(SMALL).identifiers_kept == 1.0
     assert r.events_lost == 0  # the mechanics do not depend on the summary
     doc = run([SMALL])
     assert doc["overall"]["paths_named_final"] > 0.0  # the real summarizer names some

@@ -10,7 +10,7 @@ from textual.widgets import Checkbox, DataTable, Static
 
 from core.config import CompactionConfig
 from core.manager import MemoryManager
-from inspector.widgets.recall_view import RecallView, chunk_text, highlight_terms
+from inspector.tui.views.recall_view import RecallView, chunk_text, highlight_terms
 from tests.helpers.tui import cells, loaded, settle
 
 

@@ -375,8 +375,8 @@ def test_the_extractive_summary_of_a_secret_is_masked() -> None:
 
 
 def test_the_tui_masks_secrets_unless_asked_to_reveal(tmp_path: Path) -> None:
-    from inspector.app import create_app
     from inspector.safe_text import mask_secrets, one_line, safe_text, visible
+    from inspector.tui.launch import create_app
 
     root = tmp_path / "m"
     _session_with_secrets(root).close()
@@ -397,8 +397,8 @@ def test_the_tui_masks_secrets_unless_asked_to_reveal(tmp_path: Path) -> None:
 async def test_the_tui_screen_shows_no_secret_and_reveals_them_when_asked(tmp_path: Path) -> None:
     """Rows, the event detail and the Summary tab of a session whose tool output held keys."""
     from inspector.safe_text import mask_secrets
-    from inspector.widgets.event_detail import EventDetail
-    from inspector.widgets.hot_window import HotWindow
+    from inspector.tui.widgets.event_detail import EventDetail
+    from inspector.tui.widgets.hot_window import HotWindow
     from tests.helpers.tui import SIZE, make, settle, text_in
 
     root = tmp_path / "m"

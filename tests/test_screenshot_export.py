@@ -10,7 +10,7 @@ from pathlib import Path
 
 from textual.app import App
 
-from inspector.screenshot import fix_leading_blanks
+from inspector.tui.screenshot import fix_leading_blanks
 from tests.helpers.tui import make, settle
 
 CLASS = 'class="terminal-1-r3"'

@@ -12,7 +12,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from inspector.serve import tui_command
+from inspector.cli.serve import tui_command
 from tests.cli_util import REPO, cli_env, cli_ok
 
 
@@ -77,7 +77,7 @@ def test_serve_needs_an_existing_root(tmp_path: Path) -> None:
 
 
 def test_read_only_before_or_after_the_command_name() -> None:
-    from inspector.cli import build_parser
+    from inspector.cli.commands import build_parser
 
     parser = build_parser()
     for argv in (["--read-only", "serve"], ["serve", "--read-only"]):

@@ -1,5 +1,5 @@
 """The Chunks tab shows the source agent's own compaction beside the chunk this engine made
-(inspector/source_compaction.py, issue 23): their summary and sizes, ours, markup-safe."""
+(inspector/tui/source_compaction.py, issue 23): their summary and sizes, ours, markup-safe."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from core.importers import load_transcript
 from core.manager import MemoryManager
 from core.replay import replay
 from core.tokens import estimate_event_tokens
-from inspector.chunk_analysis import analyze_chunk
-from inspector.source_compaction import side_by_side_text, source_compactions
-from inspector.widgets.chunks_view import ChunkRow, analysis_text
+from inspector.tui.chunk_analysis import analyze_chunk
+from inspector.tui.source_compaction import side_by_side_text, source_compactions
+from inspector.tui.views.chunks_view import ChunkRow, analysis_text
 from tests.cli_util import write_config
 
 DATA = Path(__file__).parent / "data" / "transcripts"
@@ -88,7 +88,7 @@ async def test_the_chunks_tab_shows_their_summary_beside_ours(tmp_path: Path) ->
     from textual.widgets import Static
 
     from core.chunks import ChunkEntry, write_chunk_file, write_index
-    from inspector.widgets.chunks_view import ChunksView
+    from inspector.tui.views.chunks_view import ChunksView
     from tests.helpers.tui import loaded, static_text
 
     mm = MemoryManager(tmp_path / "m")

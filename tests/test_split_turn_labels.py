@@ -13,10 +13,10 @@ from core.catalog import read_catalog
 from core.chunks import ChunkEntry
 from core.config import CompactionConfig
 from core.manager import MemoryManager
-from inspector.model import HotWindowModel, plan_now, read_light_status
-from inspector.widgets.chunks_view import grew_the_prompt, row_from_entry, turn_start_text
-from inspector.widgets.hot_window import turn_start_tag
-from inspector.widgets.plan_panel import split_turn_label
+from inspector.tui.hot_window_model import HotWindowModel, plan_now, read_light_status
+from inspector.tui.views.chunks_view import grew_the_prompt, row_from_entry, turn_start_text
+from inspector.tui.widgets.hot_window import turn_start_tag
+from inspector.tui.widgets.plan_panel import split_turn_label
 
 CONFIG = CompactionConfig(keep_recent_tokens=300, count_compress_after_events=10_000)
 

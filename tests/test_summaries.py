@@ -149,7 +149,22 @@ def test_a_split_turn_continued_in_the_next_chunk_is_one_rolling_line() -> None:
         "[c1–c3] B task · edited: b1.py, b2.py, b3.py, b4.py → B done",
     ]
     open_turn = render([("c1", first), ("c2", "x")], max_chunks=1)
-    assert open_turn.rolling_lines[-1] == "[c1] B task · edited: b1.py, b2.py → (in progress)"
+    assert open_turn.rolling_lines[-1] == (
+        "[c1] B task · edited: b1.py, b2.py → (continued in Recent Chunks)"
+    )
+
+
+def test_a_split_turn_that_ended_without_a_word_is_never_in_progress() -> None:
+    """Only the newest folded line can go on below; an older one without an outcome ended
+    (its next request followed), so it says nothing rather than "(in progress)"."""
+    first = (
+        "Turn Context (split turn):\nOriginal request:\n- B task\nEarly progress:\n"
+        "- edited: b1.py\n"
+    )
+    second = "Goal:\n- C task\nProgress:\n- Request: C task\n  outcome: C done"
+    r = render([("c1", first), ("c2", second), ("c3", "x")], max_chunks=1)
+    assert r.rolling_lines == ["[c1] B task · edited: b1.py", "[c2] C task → C done"]
+    assert not any("in progress" in line for line in r.rolling_lines)
 
 
 def test_text_quoting_the_marker_does_not_split_a_summary() -> None:

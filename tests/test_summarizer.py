@@ -247,14 +247,14 @@ def test_critical_context_ranks_said_and_used_identifiers_first() -> None:
     ]  # fmt: skip
     text = EX.summarize(events)
     critical = section(text, "Critical Context:")
-    said = next(line for line in critical if line.startswith("- identifiers: "))
-    assert "parse_settings" in said, "a tool-call argument, not already named elsewhere"
+    names = next(line for line in text.split("\n") if line.startswith("  names: "))
+    assert "parse_settings" in names, "a tool-call argument, named with its run"
     for ident in ("load_config", "ConfigError", "https://ci.example.com/runs/42", "#118",
                   "YAML_FLAGS"):  # fmt: skip
         assert ident in text
     shown = [line for line in critical if line.startswith("- seen in tool output: ")]
     assert shown and "src/settings_loader.py" in shown[0]
-    assert critical.index(said) < critical.index(shown[0])
+    assert text.index(names) < text.index(shown[0])
     assert "3fa2b9c1d7e" not in text and "340" not in text
 
 

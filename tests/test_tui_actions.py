@@ -1,4 +1,4 @@
-"""The app's one action runner (inspector.actions): a write action reports its own result, and
+"""The app's one action runner (inspector.tui.actions): a write action reports its own result, and
 nothing it started keeps reporting afterwards."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import pytest
 from core.chunks import read_index
 from core.errors import StoreError
 from core.manager import MemoryManager
-from inspector.actions import MAINTENANCE, MaintenanceFailed, maintain
-from inspector.widgets.activity_log import ActivityLog
-from inspector.widgets.hot_window import HotWindow
+from inspector.tui.actions import MAINTENANCE, MaintenanceFailed, maintain
+from inspector.tui.widgets.activity_log import ActivityLog
+from inspector.tui.widgets.hot_window import HotWindow
 from tests.helpers.tui import SIZE, events_on_disk, make, settle, until
 from tests.tui_fixtures import CONFIG
 

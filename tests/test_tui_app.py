@@ -19,20 +19,20 @@ from textual.widgets import Input, TabbedContent
 
 from core.chunks import read_index
 from core.manager import MemoryManager
-from inspector.app import WRITE_ACTIONS, InspectorApp
-from inspector.commands import InspectorCommands
 from inspector.demo import DemoPlayer, demo_config
-from inspector.screens import AppendEventScreen, ConfirmScreen, FocusPromptScreen, HelpScreen
-from inspector.widgets.activity_log import ActivityLog
-from inspector.widgets.budget_gauge import BudgetGauge
-from inspector.widgets.chunks_view import ChunksView
-from inspector.widgets.demo_controls import DEFAULT_PACE, DemoControls, pace_for
-from inspector.widgets.event_detail import EventDetail
-from inspector.widgets.hot_window import HotWindow
-from inspector.widgets.plan_panel import PlanPanel
-from inspector.widgets.prompt_view import PromptView
-from inspector.widgets.status_header import StatusHeader
-from inspector.widgets.summary_view import SummaryView
+from inspector.tui.app import WRITE_ACTIONS, InspectorApp
+from inspector.tui.palette import InspectorCommands
+from inspector.tui.screens import AppendEventScreen, ConfirmScreen, FocusPromptScreen, HelpScreen
+from inspector.tui.views.chunks_view import ChunksView
+from inspector.tui.views.prompt_view import PromptView
+from inspector.tui.views.summary_view import SummaryView
+from inspector.tui.widgets.activity_log import ActivityLog
+from inspector.tui.widgets.budget_gauge import BudgetGauge
+from inspector.tui.widgets.demo_controls import DEFAULT_PACE, DemoControls, pace_for
+from inspector.tui.widgets.event_detail import EventDetail
+from inspector.tui.widgets.hot_window import HotWindow
+from inspector.tui.widgets.plan_panel import PlanPanel
+from inspector.tui.widgets.status_header import StatusHeader
 from tests.cli_util import cli_ok
 from tests.helpers.tui import (
     SIZE,

@@ -8,10 +8,10 @@ import shutil
 from pathlib import Path
 
 from core.manager import MemoryManager
-from inspector.app import InspectorApp
-from inspector.widgets.event_detail import EventDetail
-from inspector.widgets.hot_window import HotWindow
-from inspector.widgets.status_header import StatusHeader
+from inspector.tui.app import InspectorApp
+from inspector.tui.widgets.event_detail import EventDetail
+from inspector.tui.widgets.hot_window import HotWindow
+from inspector.tui.widgets.status_header import StatusHeader
 from tests.helpers.tui import SIZE, make, settle, text_in, widget_text
 from tests.tui_fixtures import CONFIG, HOSTILE_CHUNK_IDS, MARKUP, build_basic
 

@@ -15,8 +15,8 @@ from rich.cells import cell_len
 
 from core.events import is_synthetic
 from core.manager import MemoryManager
-from inspector.model import HotWindowModel
-from inspector.widgets.hot_window import (
+from inspector.tui.hot_window_model import HotWindowModel
+from inspector.tui.widgets.hot_window import (
     CLASS_LABEL,
     HotWindow,
     columns_for,
@@ -237,7 +237,7 @@ def test_snapshot_never_counts_a_half_added_row(tmp_path: Path) -> None:
     """The loader thread appends while the UI thread snapshots: a row whose line is recorded
     but whose other fields are not yet written must not be counted (it crashed the header
     with IndexError under 1,000 appends a second)."""
-    from inspector.model import _Lists, _snapshot
+    from inspector.tui.hot_window_model import _Lists, _snapshot
 
     ls = _Lists()
     ls.add_event(1, 0, 10, {"id": "a", "type": "user_input"}, 5)

@@ -13,7 +13,7 @@ from textual.app import App
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Tabs
 
-from inspector.screens.help_screen import (
+from inspector.tui.screens.help_screen import (
     CLOSING,
     INDENT,
     LEGEND,
@@ -21,8 +21,8 @@ from inspector.screens.help_screen import (
     help_text,
     wrap_words,
 )
-from inspector.tables import CELL_PADDING, WIDE_TABLE, Column, fit_columns
-from inspector.widgets.chunks_view import ChunksView
+from inspector.tui.tables import CELL_PADDING, WIDE_TABLE, Column, fit_columns
+from inspector.tui.views.chunks_view import ChunksView
 from tests.helpers.tui import make, settle, text_in
 from tests.tui_fixtures import build_with_archive
 

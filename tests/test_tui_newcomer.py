@@ -14,18 +14,18 @@ import pytest
 from rich.cells import cell_len
 from textual.widgets import Input, TabbedContent
 
-from inspector.app import InspectorApp
-from inspector.screens import FocusPromptScreen, HelpScreen
-from inspector.widgets.activity_log import ActivityLog
-from inspector.widgets.footer import InspectorFooter
-from inspector.widgets.plan_panel import PlanPanel
-from inspector.widgets.status_header import (
+from inspector.tui.app import InspectorApp
+from inspector.tui.screens import FocusPromptScreen, HelpScreen
+from inspector.tui.widgets.activity_log import ActivityLog
+from inspector.tui.widgets.footer import InspectorFooter
+from inspector.tui.widgets.plan_panel import PlanPanel
+from inspector.tui.widgets.status_header import (
     HeaderInfo,
     StatusHeader,
     header_line1,
     header_line2,
 )
-from inspector.widgets.text_document import wrap_line
+from inspector.tui.widgets.text_document import wrap_line
 from tests.helpers.tui import (
     burst,
     footer_keys,

@@ -1,4 +1,4 @@
-"""The cut preview planned in a child process (inspector.plan_process): the same plan as in the
+"""The cut preview planned in a child process (inspector.tui.plan_process): the same plan as in the
 app's thread, kept up to date by sending only the appended events, started afresh after a
 rewrite; a dead child is an error the app survives by planning in its thread; quitting ends it.
 """
@@ -14,14 +14,14 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 
-import inspector.app as app_module
+import inspector.tui.reloader as app_module
 from core.headroom import Headroom
 from core.manager import MemoryManager
 from core.planner import plan_compaction
-from inspector.app import InspectorApp
-from inspector.model import HotWindowModel, HotWindowSnapshot
-from inspector.plan_process import PlanProcess, PlanProcessError
-from inspector.widgets.hot_window import HotWindow
+from inspector.tui.app import InspectorApp
+from inspector.tui.hot_window_model import HotWindowModel, HotWindowSnapshot
+from inspector.tui.plan_process import PlanProcess, PlanProcessError
+from inspector.tui.widgets.hot_window import HotWindow
 from tests.helpers.tui import SIZE, make, settle
 from tests.tui_fixtures import CONFIG, ev
 

@@ -13,8 +13,8 @@ from tests.reliability._support import REPO, seeded_root
 
 STUCK_APP = """
 import asyncio, sys, threading
-import inspector.app
-from inspector.app import create_app
+import inspector.tui.reloader
+from inspector.tui.launch import create_app
 
 never = threading.Event()
 started = threading.Event()
@@ -23,7 +23,7 @@ def stuck(*args, **kwargs):
     started.set()
     never.wait()  # a read that never returns
 
-inspector.app.read_light_status = stuck
+inspector.tui.reloader.read_light_status = stuck
 app = create_app(sys.argv[1])
 
 async def main() -> None:

@@ -10,10 +10,10 @@ import pytest
 from textual.widgets import DataTable, TabbedContent
 
 from core.manager import MemoryManager
-from inspector.first_launch import HINT, first_launch
-from inspector.widgets.chunks_view import ChunksView
-from inspector.widgets.event_detail import EventDetail
-from inspector.widgets.hot_window import HotWindow
+from inspector.tui.first_launch import HINT, first_launch
+from inspector.tui.views.chunks_view import ChunksView
+from inspector.tui.widgets.event_detail import EventDetail
+from inspector.tui.widgets.hot_window import HotWindow
 from tests.helpers.tui import SIZE, make, settle, text_in
 from tests.tui_fixtures import CONFIG, build_basic, build_split_first
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-import inspector.model as model_module
-from inspector.model import HotWindowModel, LazyRows
+import inspector.tui.hot_window_model as model_module
+from inspector.tui.hot_window_model import HotWindowModel, LazyRows
 
 
 def _write(path: Path, n: int, *, corrupt_at: int | None = None) -> None:

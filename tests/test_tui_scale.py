@@ -15,18 +15,18 @@ from textual.binding import Binding, BindingType
 from textual.widget import Widget
 from textual.widgets import DataTable, Input, Static
 
-import inspector.widgets.archive_view as archive_view_module
-import inspector.widgets.chunks_view as chunks_view_module
+import inspector.tui.views.archive_view as archive_view_module
+import inspector.tui.views.chunks_view as chunks_view_module
 from core.catalog import catalog_path
 from core.chunks import ChunkEntry, IndexRead, read_index, write_chunk_file, write_index
 from core.config import CompactionConfig
 from core.errors import IndexCorruptError
 from core.manager import MemoryManager
-from inspector.archive_catalog import list_archives_light
-from inspector.chunk_catalog import chunk_count, read_chunk_index, read_chunk_index_head
-from inspector.model import read_light_status
-from inspector.widgets.archive_view import ArchiveView
-from inspector.widgets.chunks_view import ChunksView
+from inspector.tui.archive_list import list_archives_light
+from inspector.tui.chunk_index import chunk_count, read_chunk_index, read_chunk_index_head
+from inspector.tui.hot_window_model import read_light_status
+from inspector.tui.views.archive_view import ArchiveView
+from inspector.tui.views.chunks_view import ChunksView
 from tests.helpers.tui import ViewHost, cells
 
 N_CHUNKS = 500

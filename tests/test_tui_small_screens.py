@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from textual.widgets._toast import Toast
 
-from inspector.widgets.activity_log import ActivityLog
-from inspector.widgets.hot_window import HotWindow
+from inspector.tui.widgets.activity_log import ActivityLog
+from inspector.tui.widgets.hot_window import HotWindow
 from tests.helpers.tui import make, settle, widget_lines
 from tests.tui_fixtures import build_basic
 

@@ -15,7 +15,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input
 
-from inspector.widgets.hot_window import HotWindow
+from inspector.tui.widgets.hot_window import HotWindow
 from tests.helpers.tui import make
 from tests.tui_fixtures import (
     build_basic,

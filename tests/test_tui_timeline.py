@@ -1,4 +1,4 @@
-"""The Timeline view (inspector/widgets/timeline_view.py) under Pilot: the chart of prompt
+"""The Timeline view (inspector/tui/views/timeline_view.py) under Pilot: the chart of prompt
 sizes from the prompt ledger, the cursor through calls and passes, a call's prompt rebuilt, a
 pass's before → after and summary.md diff, and rows appended while it is open."""
 
@@ -15,7 +15,7 @@ from textual_plotext import PlotextPlot
 
 from core.ledger import ledger_path
 from core.manager import MemoryManager
-from inspector.widgets.timeline_view import TimelineView, bucket, summary_diff
+from inspector.tui.views.timeline_view import TimelineView, bucket, summary_diff
 from tests.helpers.memory import fill, small_config
 from tests.helpers.tui import ViewHost, loaded, settle, static_text
 
@@ -204,7 +204,7 @@ def test_timeline_snapshot(  # type: ignore[no-untyped-def]
 
 
 async def test_T_opens_the_timeline_of_the_session_on_display(tmp_path: Path) -> None:
-    from inspector.screens.timeline_screen import TimelineScreen
+    from inspector.tui.screens.timeline_screen import TimelineScreen
     from tests.helpers.tui import make
 
     root = tmp_path / "m"
@@ -228,7 +228,7 @@ async def test_T_opens_the_timeline_of_the_session_on_display(tmp_path: Path) ->
 
 
 async def test_g_takes_every_tab_back_to_that_moment_and_b_comes_back(tmp_path: Path) -> None:
-    from inspector.screens.timeline_screen import TimelineScreen
+    from inspector.tui.screens.timeline_screen import TimelineScreen
     from tests.helpers.tui import make
 
     root = tmp_path / "m"
@@ -272,8 +272,8 @@ async def test_g_takes_every_tab_back_to_that_moment_and_b_comes_back(tmp_path: 
 @pytest.mark.extended
 @pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
 def test_time_travel_snapshot(snap_compare, tmp_path: Path, size: tuple[int, int]):  # type: ignore[no-untyped-def]
-    from inspector.screens.timeline_screen import TimelineScreen
-    from inspector.widgets.hot_window import HotWindow
+    from inspector.tui.screens.timeline_screen import TimelineScreen
+    from inspector.tui.widgets.hot_window import HotWindow
     from tests.helpers.tui import make
 
     root = tmp_path / "m"

@@ -33,13 +33,13 @@ from core.recall.ranking import RecallHit, RecallResult
 from core.status import ArchiveInfo
 from core.summaries import render_summary, summary_md_bound
 from core.tokens import estimate_tokens
-from inspector.screens import AppendEventScreen, ConfirmScreen, FocusPromptScreen
-from inspector.widgets.archive_view import ArchiveView
-from inspector.widgets.chunks_view import ChunksView
-from inspector.widgets.prompt_view import PromptView
-from inspector.widgets.recall_view import RecallView
-from inspector.widgets.summary_view import SummaryView
-from inspector.widgets.text_document import TextDocument
+from inspector.tui.screens import AppendEventScreen, ConfirmScreen, FocusPromptScreen
+from inspector.tui.views.archive_view import ArchiveView
+from inspector.tui.views.chunks_view import ChunksView
+from inspector.tui.views.prompt_view import PromptView
+from inspector.tui.views.recall_view import RecallView
+from inspector.tui.views.summary_view import SummaryView
+from inspector.tui.widgets.text_document import TextDocument
 from tests.helpers.tui import ViewHost, cells, loaded, settle, static_text
 
 HOSTILE = [

@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 from textual.widgets import Checkbox
 
-from inspector.screens import FocusPromptScreen
+from inspector.tui.screens import FocusPromptScreen
 from tests.helpers.tui import SIZE, make, settle, text_in
 from tests.tui_fixtures import build_basic
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from inspector.widgets.budget_gauge import BudgetGauge, BudgetInfo, render_budget
-from inspector.widgets.chunks_view import ChunkRow, cut_meta_detail, cut_meta_summary
-from inspector.widgets.footer import InspectorFooter
-from inspector.widgets.status_header import HeaderInfo, StatusHeader, render_header
+from inspector.tui.views.chunks_view import ChunkRow, cut_meta_detail, cut_meta_summary
+from inspector.tui.widgets.budget_gauge import BudgetGauge, BudgetInfo, render_budget
+from inspector.tui.widgets.footer import InspectorFooter
+from inspector.tui.widgets.status_header import HeaderInfo, StatusHeader, render_header
 from tests.helpers.tui import footer_keys, make, settle, widget_lines
 from tests.tui_fixtures import FIXED_SESSION, build_basic
 
@@ -205,15 +205,15 @@ def test_widget_messages_are_dataclasses_with_textual_handler_names() -> None:
 
     from textual.message import Message
 
-    from inspector.widgets.archive_view import ArchiveView
-    from inspector.widgets.chunks_view import ChunksView
-    from inspector.widgets.demo_controls import DemoControls
-    from inspector.widgets.hot_window import HotWindow
-    from inspector.widgets.plan_panel import PlanPanel
-    from inspector.widgets.prompt_view import PromptView
-    from inspector.widgets.recall_view import RecallView
-    from inspector.widgets.summary_view import SummaryView
-    from inspector.widgets.text_document import TextDocument
+    from inspector.tui.views.archive_view import ArchiveView
+    from inspector.tui.views.chunks_view import ChunksView
+    from inspector.tui.views.prompt_view import PromptView
+    from inspector.tui.views.recall_view import RecallView
+    from inspector.tui.views.summary_view import SummaryView
+    from inspector.tui.widgets.demo_controls import DemoControls
+    from inspector.tui.widgets.hot_window import HotWindow
+    from inspector.tui.widgets.plan_panel import PlanPanel
+    from inspector.tui.widgets.text_document import TextDocument
 
     widgets = [
         ArchiveView,

@@ -125,20 +125,28 @@ def shell_edited_paths(command: str) -> list[str]:
 
 
 def edited_paths(event: Event) -> list[str]:
-    """Paths a tool call edits, whole, as the agent wrote them."""
+    """Paths a tool call edits, whole, as the agent wrote them; an absolute path under the
+    working directory the event names (`meta.cwd`) is taken relative to it (summaries may
+    write it so, and the relative form is part of the absolute one)."""
     if event.get("type") != "tool_call":
         return []
     name = str(event.get("name") or "").lower()
     args = event.get("arguments")
     if not isinstance(args, Mapping):
         return []
+    found: list[str] = []
     if name in EDIT_TOOLS:
-        return [str(args[k]) for k in PATH_KEYS if isinstance(args.get(k), str) and args[k]]
-    if name in SHELL_TOOLS:
+        found = [str(args[k]) for k in PATH_KEYS if isinstance(args.get(k), str) and args[k]]
+    elif name in SHELL_TOOLS:
         command = args.get("command", args.get("cmd"))
         if isinstance(command, str):
-            return shell_edited_paths(command)
-    return []
+            found = shell_edited_paths(command)
+    meta = event.get("meta")
+    cwd = meta.get("cwd") if isinstance(meta, Mapping) else None
+    if isinstance(cwd, str) and cwd.startswith("/"):
+        root = cwd.rstrip("/") + "/"
+        found = [p[len(root) :] if p.startswith(root) and len(p) > len(root) else p for p in found]
+    return found
 
 
 # --- identifiers -----------------------------------------------------------------------------

@@ -3,6 +3,7 @@ the events alone, runs as its backbone (core.runs)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from core.events import Event
@@ -12,6 +13,7 @@ from core.runs import (
     EDITED_LABEL,
     ERROR_LABEL,
     HISTORY_SECTIONS,
+    NAMES_LABEL,
     OUTCOME_LABEL,
     RAN_LABEL,
     READ_LABEL,
@@ -21,7 +23,9 @@ from core.runs import (
     TURN_PREFIX_SECTIONS,
     Run,
     call_arguments,
+    extract_identifiers,
     identifier_sources,
+    relative_path,
     result_error,
     said_and_used_identifiers,
     split_runs,
@@ -39,8 +43,14 @@ from core.summarizer.layout import (
     Doc,
     add_unique,
     bounded,
+    decision,
+    document_outcome,
     focus_keywords,
+    is_document,
+    is_follow_up,
+    is_status_remark,
     prose,
+    user_prose,
 )
 from core.text import (
     clean_text,
@@ -73,7 +83,7 @@ def _action_lines(run: Run) -> list[tuple[str, int]]:
         if action.kind == "command" and action.targets and action.error
     }
     for command in run.commands:
-        item = shorten(command, COMMAND_CHARS)
+        item = shorten(_relative_command(command, run.cwd), COMMAND_CHARS)
         if command in failed and failed[command] != run.error:
             item += f" → error: {shorten(failed[command] or 'error', 80)}"
         commands.append(item)
@@ -84,6 +94,16 @@ def _action_lines(run: Run) -> list[tuple[str, int]]:
     if run.others:
         out.append((TOOLS_LABEL + " " + ", ".join(run.others[:12]), 30))
     return out
+
+
+def _relative_command(command: str, cwd: str | None) -> str:
+    """A command with the known working directory's prefix left out of its paths
+    (`cd /repo && cat /repo/a.py` → `cd . && cat a.py`), as the summary's paths are."""
+    if not cwd or cwd == "/":
+        return command
+    root = cwd.rstrip("/")
+    command = command.replace(root + "/", "")
+    return re.sub(re.escape(root) + r"(?![\w.-])", ".", command)
 
 
 def first_sentences(text: str, max_tokens: int = 60, min_tokens: int = 15) -> str:
@@ -157,43 +177,30 @@ class ExtractiveSummarizer:
             doc.pin_request("Progress", label, run.request or EARLIER_REQUEST_PLACEHOLDER)
             for line, priority in _action_lines(run):
                 doc.add("Progress", line, priority, sub=True, boost=boost)
-            if run.outcome:
+            if run.outcome and is_ongoing(run):
                 doc.add(
-                    "Progress",
-                    f"{OUTCOME_LABEL} {_last_sentences(run.outcome, 50)}",
-                    80,
-                    sub=True,
-                    boost=boost,
+                    "Progress", f"{LAST_SAID_LABEL} {outcome_of(run)}", 66, sub=True, boost=boost
                 )
+            elif run.outcome:
+                doc.add("Progress", f"{OUTCOME_LABEL} {outcome_of(run)}", 80, sub=True, boost=boost)
             if run.error:
                 doc.add("Progress", f"{ERROR_LABEL} {run.error}", 85, sub=True, boost=boost)
+            names = run_names(run)
+            if names:
+                doc.add("Progress", NAMES_LABEL + " " + ", ".join(names), 70, sub=True, boost=boost)
             for note in run.context[-3:]:
                 doc.add("Progress", note, 20, sub=True, boost=boost)
             for said in run.said[:1] if not run.continued else []:
-                for sentence in sentences(prose(said)):
-                    if CONSTRAINT_RE.search(sentence):
+                for sentence in sentences(user_prose(said)):
+                    if CONSTRAINT_RE.search(sentence) and not is_status_remark(sentence):
                         doc.add("Constraints & Preferences", shorten(sentence, 200), 65)
             for said in run.said[1:-1] if not run.continued else run.said[:-1]:
-                conclusion = first_sentences(prose(said), 50, 15)
+                conclusion = decision(said, 50)
                 if conclusion and conclusion not in run.outcome:
                     doc.add("Key Decisions", conclusion, 50, boost=recency)
 
         if runs:
-            final = runs[-1]
-            for call in final.pending:
-                doc.add("Next Steps", f"Check the result of {shorten(call, 120)}", 64)
-            if final.error:
-                doc.add("Next Steps", f"Resolve: {final.error}", 63)
-            if final.outcome:
-                own = prose(final.said[-1]) if final.said else ""
-                lines = [ln for ln in own.split("\n") if not LIST_ITEM_RE.match(ln)]
-                for sentence in sentences("\n".join(lines)):
-                    if NEXT_RE.search(sentence):
-                        doc.add("Next Steps", shorten(sentence, 200), 58)
-            elif final.request and not final.continued and not final.actions:
-                doc.add(
-                    "Next Steps", f"Answer the latest request: {shorten(final.request, 160)}", 60
-                )
+            _next_steps(doc, runs[-1])
 
         in_text = " ".join(it.text for it in doc.items)
         errors: list[str] = []
@@ -205,18 +212,26 @@ class ExtractiveSummarizer:
             if error not in in_text:
                 doc.add("Critical Context", f"{ERROR_LABEL} {error}", 55)
         said_used, shown = identifier_sources(events, limit=120)
-        first = [i for i in said_used if i not in in_text]
-        rest = [i for i in shown if i not in in_text]
+        cwd = next((r.cwd for r in reversed(runs) if r.cwd), None)
+        first = [
+            i for i in dict.fromkeys(relative_path(i, cwd) for i in said_used) if i not in in_text
+        ]
+        rest = [i for i in dict.fromkeys(relative_path(i, cwd) for i in shown) if i not in in_text]
         for n, group in enumerate(_groups(first, 8)):
             doc.add("Critical Context", "identifiers: " + ", ".join(group), 56 - n)
         for n, group in enumerate(_groups(rest, 8)):
             doc.add("Critical Context", "seen in tool output: " + ", ".join(group), 22 - n)
 
-        goal = ""
-        if runs:
-            goal = next((r.request for r in reversed(runs) if r.request), "")
-        goal = goal or _previous_goal(previous_summary)
+        # The Goal is the latest request that says what the work is: a short follow-up
+        # ("check again") stands under it, never as it.
+        latest = next((r.request for r in reversed(runs) if r.request), "")
+        goal = next(
+            (r.request for r in reversed(runs) if r.request and not is_follow_up(r.request)), ""
+        )
+        goal = goal or _previous_goal(previous_summary) or latest
         doc.pin_request("Goal", "", goal or "(no user request in this range)")
+        if latest and latest != goal:
+            doc.add("Goal", f"(latest: {shorten(latest, 120)})", 96)
         if len(runs) > 1:
             doc.add("Goal", f"({len(runs)} requests in this range, each under Progress)", 95)
         return bounded(HISTORY_LAYOUT, doc.items, frozenset({"Goal"}), max_tokens)
@@ -247,6 +262,90 @@ class ExtractiveSummarizer:
         for n, group in enumerate(_groups(idents, 8)):
             doc.add(suffix, "identifiers: " + ", ".join(group), 40 - n)
         return bounded(TURN_PREFIX_LAYOUT, doc.items, frozenset({"Original request"}), max_tokens)
+
+
+NAMES_PER_RUN = 8
+
+
+LAST_SAID_LABEL = "last said:"
+"""A run whose agent's last words say what it is about to do, not how it ended."""
+_ROLE_PREFIX_RE = re.compile(r"^(?:THOUGHT|DISCUSSION|ANALYSIS|PLAN|REASONING):\s*")
+_ONGOING_RE = re.compile(
+    r"^(?:let me|let's|let us|i'll|i will|i'm going to|i am going to|i need to|i should|"
+    r"(?:now|next|first|then),? (?:i'll|i will|let me|let's)|running|looking|checking|reading|"
+    r"searching|trying|opening|viewing|inspecting)\b",
+    re.IGNORECASE,
+)
+
+
+def is_ongoing(run: Run) -> bool:
+    """Whether the run's last assistant message only announces steps ("Let me run the tests.")
+    and concludes nothing: the run stopped before a result (its range ended, or the user moved
+    on)."""
+    last = run.said[-1] if run.said and run.outcome else ""
+    parts = [_ROLE_PREFIX_RE.sub("", p) for p in sentences(prose(last)[-TEXT_READ_CHARS:])]
+    return bool(parts) and all(_ONGOING_RE.match(p) or p.endswith(":") for p in parts)
+
+
+def outcome_of(run: Run, max_tokens: int = 50) -> str:
+    """How a run ended, in the agent's words: the closing sentences of its last message, or,
+    when that message is a document (a report, notes), its lead-in and size. A leading role
+    label of the agent's format (`THOUGHT:`) is left out."""
+    last = run.said[-1] if run.said and run.outcome else run.outcome
+    if is_document(last):
+        return document_outcome(last, max_tokens)
+    return _ROLE_PREFIX_RE.sub("", _last_sentences(run.outcome, max_tokens))
+
+
+def run_names(run: Run, *, leave_out_shown: bool = True) -> list[str]:
+    """The key identifiers of a run, whole: those its request names, then those the agent both
+    said and used, then the rest it said, then what it used; paths, commands and (with
+    `leave_out_shown`) names already in the run's lines left out."""
+    listed = [*run.edits, *run.commands, *run.reads]
+    shown = " ".join([run.request, *listed, run.outcome] if leave_out_shown else listed)
+    request = extract_identifiers(run.request) if not run.continued else []
+    words = [i for said in run.said[1:] for i in extract_identifiers(said, limit=60)]
+    used = [i for text in run.used for i in extract_identifiers(text, limit=60)]
+    both = [i for i in words if i in used]
+    out: list[str] = []
+    for ident in [*request, *both, *words, *used]:
+        ident = relative_path(ident, run.cwd)
+        if ident not in shown and ident not in out and len(ident) <= 80:
+            out.append(ident)
+        if len(out) >= NAMES_PER_RUN:
+            break
+    return out
+
+
+_OFFER_RE = re.compile(r"(?i)(?:if you|let me know|want me|shall i|should i|would you)")
+
+
+def _next_steps(doc: Doc, final: Run) -> None:
+    """What is left when the range ends: calls awaiting their result, the error the last run
+    ended on, a request not yet answered, and what the agent said it would do next (a
+    statement, never a question or offer to the user); else that the last request was
+    answered."""
+    added = 0
+    for call in final.pending:
+        doc.add("Next Steps", f"Check the result of {shorten(call, 120)}", 64)
+        added += 1
+    if final.error:
+        doc.add("Next Steps", f"Resolve: {final.error}", 63)
+        added += 1
+    if (not final.outcome or is_ongoing(final)) and final.request:
+        verb = "Continue" if final.actions or final.continued else "Answer"
+        doc.add("Next Steps", f"{verb}: {shorten(final.request, 200)}", 62)
+        added += 1
+    if final.outcome and final.said:
+        own = prose(final.said[-1])
+        lines = [ln for ln in own.split("\n") if not LIST_ITEM_RE.match(ln)]
+        for sentence in sentences("\n".join(lines)):
+            offer = sentence.rstrip().endswith("?") or _OFFER_RE.match(sentence)
+            if NEXT_RE.search(sentence) and not offer:
+                doc.add("Next Steps", shorten(sentence, 200), 58)
+                added += 1
+    if not added and final.outcome and not is_ongoing(final):
+        doc.add("Next Steps", "None pending: the latest request has its outcome above.", 57)
 
 
 def _last_tool_line(events: Sequence[Event]) -> str:

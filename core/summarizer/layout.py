@@ -12,6 +12,7 @@ from core.text import (
     CJK_LETTERS,
     clean_text,
     collapse_whitespace,
+    sentences,
 )
 from core.tokens import estimate_tokens, fit_tokens
 
@@ -38,6 +39,100 @@ _STOPWORDS = frozenset(
     | {"that", "please", "all", "any", "more", "less", "what", "how", "why", "when"}
 )
 _CJK_CHAR_RE = re.compile(f"[{CJK_LETTERS}]+")
+
+
+FOLLOW_UP_RE = re.compile(
+    r"^(?:ok(?:ay)?|yes|yep|yeah|no|nope|sure|thanks?|thank you|go on|go ahead|continue|"
+    r"proceed|again|retry|try again|check again|do it|do that|please do|looks good|lgtm|next|"
+    r"done|same|hmm+|and|so|well|still)\b"
+    r"|^(?:继续|好的?|可以|再试|再检查|再看|是的?|行)",
+    re.IGNORECASE,
+)
+NARRATION_RE = re.compile(
+    r"^(?:let me|let's|let us|i'll|i will|i'm going to|i am going to|i need to|i'm|i am|"
+    r"i've|i have|first\b|now\b|next\b|then\b|ok(?:ay)?\b|alright|great|sure|good|perfect|"
+    r"done\b|adding|running|looking|checking|reading|searching|trying|starting|reproducing|"
+    r"opening|viewing|here(?:'s| is| are)|this (?:is|will)|we (?:need|can) now)",
+    re.IGNORECASE,
+)
+"""The agent saying what it is doing (status remarks), not what it decided or found."""
+DECISION_RE = re.compile(
+    r"\b(?:because|instead|rather than|decid|chose|choose|the (?:problem|cause|issue|bug|fix|"
+    r"reason) (?:is|was)|root cause|so that|caused by|turns out|won't|will not|should not|"
+    r"must not|not needed|not necessary|keep(?:s|ing)? |switch|revert|the right (?:fix|place)|"
+    r"is (?:wrong|missing|broken|correct)|assum)",
+    re.IGNORECASE,
+)
+LOG_LINE_RE = re.compile(
+    r"^\s*(?:\[?\d{4}-\d\d-\d\d|\[?\d\d:\d\d(?::\d\d)?\b|\[\w*(?:INFO|WARN|ERROR|DEBUG)\w*\]|"
+    r"(?:INFO|WARN|WARNING|ERROR|DEBUG|TRACE|FATAL|CRITICAL|NOTICE)\b[:\s]|at\s+\S+\s*\(|"
+    r"File \"|Traceback|[\w.]+(?:Error|Exception|Warning):|npm (?:ERR|WARN)|E\s{2,}|\$ |>>> |"
+    r"[{}\[\]]|\"[\w-]+\"\s*:|\w+=\S+\s+\w+=)",
+    re.IGNORECASE,
+)
+"""A line of a log, trace or data the user pasted (not the user's own words)."""
+_DOC_LINE_RE = re.compile(r"^\s*(?:#{1,6}\s|[-*•]\s|\d+[.)]\s|\|)")
+
+
+def is_follow_up(request: str) -> bool:
+    """A short follow-up ("check again", "continue", "ok, do it") rather than a request that
+    says what the work is: it never stands as the Goal when a real request is known."""
+    text = collapse_whitespace(request).strip(" -*>\"'")
+    if not text:
+        return True
+    if (
+        estimate_tokens(text) > 12
+        or len(text.split()) > 6
+        or len(_CJK_CHAR_RE.sub("", text)) < len(text) - 6
+    ):
+        return False
+    if re.search(r"[\w-]+\.[A-Za-z]{1,5}\b|/|_|[a-z][A-Z]|`", text):
+        return False  # names a file or an identifier: it says what to work on
+    return len(text.split()) <= 3 or bool(FOLLOW_UP_RE.match(text))
+
+
+def user_prose(text: str) -> str:
+    """The user's own words: prose() without the lines of a log, trace or data they pasted."""
+    return "\n".join(ln for ln in prose(text).split("\n") if not LOG_LINE_RE.match(ln))
+
+
+def is_status_remark(sentence: str) -> bool:
+    """The agent narrating its work ("Let me look at x.", "Adding a test for it.") or asking."""
+    words = sentence.split()
+    return (
+        (len(words) < 5 and not re.search(r"[\u3000-\u9fff]", sentence))
+        or sentence.rstrip().endswith(("?", ":", "…", "..."))
+        or bool(NARRATION_RE.match(sentence.strip(" *_-")))
+    )
+
+
+def decision(text: str, max_tokens: int = 50) -> str:
+    """A sentence of the agent's that says what it decided or found (`the problem is …`,
+    `… instead of …`), else its first sentence that is not a status remark; "" when every
+    sentence is narration."""
+    candidates = [s for s in sentences(prose(text)) if not is_status_remark(s)]
+    chosen = next((s for s in candidates if DECISION_RE.search(s)), "")
+    return fit_tokens(chosen, max_tokens) if chosen else ""
+
+
+def is_document(text: str) -> bool:
+    """A message that is a document (a report, notes, a file written out for the user): many
+    lines, or several headings, list items or table rows."""
+    lines = [ln for ln in clean_text(text).split("\n") if ln.strip()]
+    structured = sum(1 for ln in lines if _DOC_LINE_RE.match(ln))
+    return len(lines) >= 12 or (len(lines) >= 5 and structured >= 3)
+
+
+def document_outcome(text: str, max_tokens: int) -> str:
+    """How a message that is a document ended the run: its lead-in (or first heading) and its
+    size, never its last line."""
+    lines = [ln.strip() for ln in clean_text(text).split("\n") if ln.strip()]
+    lead = next((ln for ln in lines if not _DOC_LINE_RE.match(ln)), "")
+    heading = next((ln.lstrip("# ").strip() for ln in lines if ln.startswith("#")), "")
+    head = lead or heading or (lines[0] if lines else "")
+    tail = f" ({len(lines)} lines" + (f": {heading}" if heading and heading != head else "") + ")"
+    room = max(4, max_tokens - estimate_tokens(tail))
+    return fit_tokens(collapse_whitespace(head), room) + fit_tokens(tail, max_tokens)
 
 
 def add_unique(items: list[str], item: str, cap: int) -> None:

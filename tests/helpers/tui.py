@@ -24,13 +24,14 @@ from textual.pilot import Pilot
 from textual.widget import Widget
 from textual.widgets import DataTable, Static
 
-from inspector.app import InspectorApp, create_app
-from inspector.stylesheets import STYLESHEETS
+from inspector.tui.app import InspectorApp
+from inspector.tui.launch import create_app
+from inspector.tui.stylesheets import STYLESHEETS
 from tests.tui_fixtures import CONFIG
 
 if TYPE_CHECKING:
     from core.manager import MemoryManager
-    from inspector.widgets.session_view import SessionView
+    from inspector.tui.views.session_view import SessionView
 
 SIZE = (120, 40)
 """The terminal size the tests use unless a test is about another size."""
@@ -124,7 +125,7 @@ def static_text(widget: Static) -> str:
 async def until(pilot: Pilot[Any], cond: Callable[[], bool], timeout: float = 15.0) -> None:
     """Wait for another process's doing (a file written, a demo step) with a deadline that only
     fails the test when it never happens; the activity log's tail goes into the failure."""
-    from inspector.widgets.activity_log import ActivityLog
+    from inspector.tui.widgets.activity_log import ActivityLog
 
     deadline = time.monotonic() + timeout
     while not cond():

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from core.manager import MemoryManager
-from inspector.cli import main as cli_main
+from inspector.cli.commands import main as cli_main
 from tests.helpers.memory import crashed_second_pass
 from tests.memory_invariants import assert_each_once
 from tests.reliability._support import small_config, write_small_config

@@ -37,8 +37,8 @@ FORBIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 def _plan_once(root: Path) -> Any:
     """Start a PlanProcess, plan the session once in it; returns the (open) PlanProcess."""
-    from inspector.model import HotWindowModel
-    from inspector.plan_process import PlanProcess
+    from inspector.tui.hot_window_model import HotWindowModel
+    from inspector.tui.plan_process import PlanProcess
 
     snapshot = HotWindowModel(MemoryManager(root, CONFIG, read_only=True).paths.events).poll()
     planner = PlanProcess()
@@ -59,7 +59,7 @@ def test_hole_3_the_plan_child_never_imports_code_from_the_working_directory(
             f"open({str(marker)!r}, 'a').write({package!r})\n", encoding="utf-8"
         )
     monkeypatch.chdir(work)
-    from inspector.plan_process import PlanProcessError
+    from inspector.tui.plan_process import PlanProcessError
 
     failure = None
     try:
@@ -161,7 +161,7 @@ def test_hole_4_out_of_disk_midway_stores_nothing_or_says_exactly_what(
 ) -> None:
     """A disk with room for half of a 1,501-event log: before, the first batch of 500 stayed
     stored and the error did not say so (a retry doubled them)."""
-    from inspector.cli import main
+    from inspector.cli.commands import main
 
     log = tmp_path / "log.json"
     log.write_text(_openai_log(500), encoding="utf-8")
@@ -226,7 +226,7 @@ def test_hole_4_a_replay_whose_pass_fails_midway_says_exactly_what_was_stored(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from core.errors import StoreError
-    from inspector.cli import main
+    from inspector.cli.commands import main
 
     (tmp_path / "config" / "memory").mkdir(parents=True)
     (tmp_path / "config" / "memory" / "extraction.yaml").write_text(

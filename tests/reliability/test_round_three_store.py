@@ -381,7 +381,7 @@ def test_reading_commands_never_write_the_catalog(tmp_path: Path, state: str) ->
 async def test_the_read_only_inspector_never_writes_the_catalog(tmp_path: Path) -> None:
     """`session-inspector --read-only` on a root whose catalog is missing: every tab shown and
     a recall run; afterwards every file under the root is as it was."""
-    from inspector.widgets.recall_view import RecallView
+    from inspector.tui.views.recall_view import RecallView
     from tests.helpers.tui import SIZE, make, settle
 
     root = tmp_path / "memory"

@@ -458,7 +458,7 @@ def test_an_append_whose_prompt_size_cannot_be_recorded_says_the_events_are_stor
 ) -> None:
     """`append --prompt-tokens` stores the events, then rewrites state.json: when that fails
     the error must say the events are stored, so nobody retries them into doubles."""
-    from inspector.cli import main as cli_main
+    from inspector.cli.commands import main as cli_main
 
     root = tmp_path / "memory"
     mm, ids = seeded_root(root)
@@ -491,8 +491,8 @@ def test_a_fifo_as_the_config_file_is_bad_input_not_a_hang(tmp_path: Path) -> No
 def test_the_tui_model_never_blocks_on_a_fifo_events_file(tmp_path: Path) -> None:
     """The TUI's own readers (peek, the event detail, an archive's first request) refuse a FIFO
     at once instead of blocking a worker on it (issue 12 item 1)."""
-    from inspector.model import HotWindowModel, _read_span
-    from inspector.widgets.archive_view import first_request
+    from inspector.tui.hot_window_model import HotWindowModel, _read_span
+    from inspector.tui.views.archive_view import first_request
 
     session = tmp_path / "m" / "session"
     session.mkdir(parents=True)

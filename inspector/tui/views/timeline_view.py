@@ -1,0 +1,471 @@
+"""TimelineView: the session through time, from the prompt ledger (core.timeline).
+
+A chart of the prompt size over model calls (the estimate, and the provider's figure where one
+was recorded) against the trigger's threshold and the context window, with the passes marked;
+below it, the row under the cursor: a call's prompt rebuilt as the model got it, or a pass's
+before → after and the diff it made to summary.md. The keyboard moves the cursor through calls
+and passes. The timeline is read in a thread worker; a rebuild too. The ledger is polled, so a
+live session keeps appending to the chart while it is open.
+
+Text from events and summaries is untrusted: it is shown as Rich Text, never as markup, with
+control characters made visible (inspector.safe_text).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.widgets import Static
+from textual.worker import get_current_worker
+from textual_plotext import PlotextPlot
+
+from inspector.safe_text import one_line, safe_text
+from inspector.tui.views.session_view import SessionView, ViewContext
+
+if TYPE_CHECKING:
+    from core.paths import MemoryPaths
+    from core.timeline import RebuiltPrompt, Timeline
+
+POLL_SECONDS = 1.0
+"""How often the ledger's size is looked at (a grown ledger is read again)."""
+DETAIL_CHARS = 20_000
+"""A rebuilt message's text is cut to this on screen (the CLI prints it whole)."""
+
+
+def _n(value: Any) -> str:
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else "—"
+
+
+def bucket(xs: list[int], ys: list[int], width: int) -> tuple[list[int], list[int]]:
+    """At most ~2×width points: the largest y of each bucket of x (a chart cell cannot show
+    more, and a 10,000-call session must not cost plotext 10,000 points)."""
+    limit = max(2, 2 * width)
+    if len(xs) <= limit:
+        return xs, ys
+    size = -(-len(xs) // limit)
+    out_x: list[int] = []
+    out_y: list[int] = []
+    for start in range(0, len(xs), size):
+        part = ys[start : start + size]
+        k = max(range(len(part)), key=part.__getitem__)
+        out_x.append(xs[start + k])
+        out_y.append(part[k])
+    return out_x, out_y
+
+
+def summary_diff(before: str | None, after: str | None) -> Text:
+    """A unified diff of two summary.md versions, escaped, + green and - red."""
+    out = Text()
+    lines = difflib.unified_diff(
+        (before or "").splitlines(),
+        (after or "").splitlines(),
+        "summary.md before",
+        "summary.md after",
+        lineterm="",
+        n=1,
+    )
+    for line in lines:
+        style = ""
+        if line.startswith("+") and not line.startswith("+++"):
+            style = "green"
+        elif line.startswith("-") and not line.startswith("---"):
+            style = "red"
+        elif line.startswith("@@"):
+            style = "cyan"
+        out.append_text(safe_text(line, limit=400, style=style))
+        out.append("\n")
+    if not out.plain:
+        out.append("summary.md did not change", style="dim")
+    return out
+
+
+class TimelineView(SessionView):
+    """The Timeline (see the module docstring)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("right,j", "move(1)", "Next row", id="timeline.next"),
+        Binding("left,k", "move(-1)", "Previous row", id="timeline.prev"),
+        Binding("n", "next_pass(1)", "Next pass", id="timeline.next_pass"),
+        Binding("N", "next_pass(-1)", "Previous pass", id="timeline.prev_pass"),
+        Binding("home", "jump(0)", "First row", show=False, id="timeline.first"),
+        Binding("end", "jump(-1)", "Latest row", show=False, id="timeline.last"),
+    ]
+
+    can_focus = True
+
+    @dataclass
+    class Loaded(Message):
+        timeline: Timeline | None
+        error: str | None
+        size: int
+
+    @dataclass
+    class Rebuilt(Message):
+        index: int
+        detail: Text
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.timeline: Timeline | None = None
+        self.cursor = -1
+        """Index into `timeline.rows` (-1: nothing yet)."""
+        self._ledger_size = -1
+        self._follow = True
+        """The cursor stays on the newest row while the user has not moved it."""
+
+    def compose(self) -> Any:
+        yield PlotextPlot(id="timeline-chart")
+        yield Static(Text("reading the prompt ledger …", style="dim"), id="timeline-row")
+        with VerticalScroll(id="timeline-detail-scroll"):
+            yield Static(Text(""), id="timeline-detail")
+
+    def on_mount(self) -> None:
+        self.set_interval(POLL_SECONDS, self._poll)
+
+    def attach(self, context: ViewContext) -> None:
+        super().attach(context)
+        self._ledger_size = -1
+        self.cursor = -1
+        self._follow = True
+
+    def reload(self) -> None:
+        if self.manager is not None:
+            self._load()
+
+    def _ledger_bytes(self) -> int:
+        if self.manager is None:
+            return -1
+        from core.ledger import ledger_path
+
+        try:
+            return os.stat(ledger_path(self.manager.paths)).st_size
+        except OSError:
+            return 0
+
+    def _poll(self) -> None:
+        if self.manager is not None and self._ledger_bytes() != self._ledger_size:
+            self._load()
+
+    @work(thread=True, exclusive=True, group="timeline-load")
+    def _load(self) -> None:
+        manager = self.manager
+        if manager is None:
+            return
+        from core.timeline import build_timeline
+
+        size = self._ledger_bytes()
+        try:
+            model = manager.model
+            if model is None and manager.paths.state.exists():
+                model = manager.store.read_state().model
+            timeline: Timeline | None = build_timeline(
+                manager.paths, manager.config, model, light=True
+            )
+            error = None
+        except Exception as exc:  # shown in the view, never a crash of the app
+            timeline, error = None, f"{type(exc).__name__}: {exc}"
+        if not get_current_worker().is_cancelled:
+            self.post_message(self.Loaded(timeline, error, size))
+
+    @on(Loaded)
+    def _on_loaded(self, message: Loaded) -> None:
+        message.stop()
+        self._ledger_size = message.size
+        row = self.query_one("#timeline-row", Static)
+        if message.error is not None or message.timeline is None:
+            row.update(Text(f"cannot read the timeline: {one_line(message.error or '', 200)}"))
+            return
+        self.timeline = message.timeline
+        rows = message.timeline.rows
+        if not rows:
+            row.update(
+                Text(
+                    "no model call recorded yet: build_prompt writes the prompt ledger "
+                    "(session/prompts.jsonl)",
+                    style="dim",
+                )
+            )
+            self._draw()
+            return
+        if self._follow or self.cursor >= len(rows):
+            self.cursor = len(rows) - 1
+        self._draw()
+        self._show_row()
+
+    # -- the chart -------------------------------------------------------------------------
+
+    def _draw(self) -> None:
+        plot = self.query_one("#timeline-chart", PlotextPlot)
+        plt = plot.plt
+        plt.clear_data()
+        plt.clear_figure()
+        timeline = self.timeline
+        if timeline is None:
+            plot.refresh()
+            return
+        calls = [r for r in timeline.rows if r["kind"] == "call"]
+        width = max(10, plot.size.width)
+        plt.title("prompt tokens per model call")
+        if calls:
+            xs = [int(r["call"]) for r in calls]
+            est_x, est_y = bucket(xs, [int(r["estimate"]) for r in calls], width)
+            plt.plot(est_x, est_y, label="estimate", marker="braille", color="cyan")
+            measured = [(int(r["call"]), r["measured"]) for r in calls if r["measured"] is not None]
+            if measured:
+                mx, my = bucket([x for x, _ in measured], [int(y) for _, y in measured], width)
+                plt.scatter(mx, my, label="provider", marker="dot", color="green")
+        # The y range is the data's and the threshold's: a 128k window over prompts of a few
+        # thousand tokens would flatten them to the floor; the window is drawn when in range.
+        top = max([timeline.threshold, *(int(r["estimate"]) for r in calls)], default=1)
+        top = max(top, *(int(r["measured"]) for r in calls if r["measured"] is not None), 1)
+        plt.ylim(0, top * 1.1)
+        plt.hline(timeline.threshold, "yellow")
+        window_note = "red: window"
+        if timeline.window <= top * 1.1:
+            plt.hline(timeline.window, "red")
+        else:
+            window_note = f"window {timeline.window:,} above"
+        passes = [r for r in timeline.rows if r["kind"] == "pass"]
+        for r in passes[-200:]:
+            plt.vline(int(r.get("after_call") or 0) + 0.5, "magenta+")
+        if 0 <= self.cursor < len(timeline.rows):
+            here = timeline.rows[self.cursor]
+            x = here["call"] if here["kind"] == "call" else int(here.get("after_call") or 0) + 0.5
+            plt.vline(x, "white")
+        plt.xlabel(f"call (│ magenta: a pass; yellow: threshold; {window_note})")
+        plot.refresh()
+
+    # -- the row under the cursor ----------------------------------------------------------
+
+    def _row_text(self, row: dict[str, Any]) -> Text:
+        timeline = self.timeline
+        total = timeline.calls if timeline is not None else 0
+        if row["kind"] == "call" and row.get("light"):
+            text = Text(f"call {row['call']:,} of {total:,}", style="bold")
+            text.append(
+                f" · {one_line(str(row.get('at') or ''), 24)} · estimate {_n(row['estimate'])}"
+                f" · provider {_n(row['measured'])}"
+            )
+            return text
+        if row["kind"] == "call":
+            text = Text(f"call {row['call']:,} of {total:,}", style="bold")
+            text.append(
+                f" · {one_line(str(row.get('at') or ''), 24)} · estimate {_n(row['estimate'])}"
+                f" (system {_n(row['system_tokens'])}, summary {_n(row['summary_tokens'])}, "
+                f"hot {_n(row['hot_tokens'])} in {_n(row['hot_events'])} "
+                f"event{'' if row['hot_events'] == 1 else 's'}, task "
+                f"{_n(row['task_tokens'])}) · provider {_n(row['measured'])}"
+            )
+            return text
+        bad = bool(row.get("not_smaller"))
+        text = Text("pass ", style="bold red" if bad else "bold magenta")
+        text.append(one_line(str(row.get("chunk_id") or "no chunk"), 40), style="bold")
+        text.append(
+            f" · {one_line(str(row.get('at') or ''), 24)} · before {_n(row.get('prompt_before'))}"
+            f" → after {_n(row.get('predicted_after'))} predicted, "
+            f"{_n(row.get('measured_after'))} measured"
+        )
+        if bad:
+            text.append(" · NOT SMALLER", style="bold red")
+        return text
+
+    def _show_row(self) -> None:
+        timeline = self.timeline
+        if timeline is None or not 0 <= self.cursor < len(timeline.rows):
+            return
+        row = timeline.rows[self.cursor]
+        self.query_one("#timeline-row", Static).update(self._row_text(row))
+        self.query_one("#timeline-detail", Static).update(Text("…", style="dim"))
+        self._detail(self.cursor, row)
+
+    @work(thread=True, exclusive=True, group="timeline-detail")
+    def _detail(self, index: int, row: dict[str, Any]) -> None:
+        manager = self.manager
+        if manager is None:
+            return
+        try:
+            if row["kind"] == "call":
+                from core.timeline import rebuild_call
+
+                detail = rebuilt_text(rebuild_call(manager.paths, str(row["call"])))
+            else:
+                detail = self._pass_text(row)
+        except Exception as exc:  # shown, never a crash
+            detail = Text(f"cannot show this row: {one_line(str(exc), 200)}", style="red")
+        if not get_current_worker().is_cancelled:
+            self.post_message(self.Rebuilt(index, detail))
+
+    def _pass_text(self, row: dict[str, Any]) -> Text:
+        from core.timeline import summary_text
+
+        assert self.manager is not None and self.timeline is not None
+        text = Text()
+        for label, key in (
+            ("trigger", "trigger"),
+            ("path", "path"),
+            ("cut at event", "cut_index"),
+            ("first kept", "first_kept_event_id"),
+            ("split turn", "is_split_turn"),
+            ("turn start", "turn_start_event_id"),
+            ("headroom moves", "headroom_moves"),
+            ("summarizer", "summary_backend"),
+            ("fallback", "fallback"),
+            ("duration ms", "duration_ms"),
+            ("reason", "reason"),
+        ):
+            value = row.get(key)
+            if value is None or value == "":
+                continue
+            text.append(f"{label:>15}  ", style="dim")
+            text.append(one_line(str(value), 120))
+            text.append("\n")
+        before_sha = None
+        for other in reversed(self.timeline.rows[: self.cursor]):
+            if other["kind"] == "pass" and other.get("summary_after_sha"):
+                before_sha = other["summary_after_sha"]
+                break
+        paths = self.manager.paths
+        chunk_id = row.get("chunk_id")
+        if isinstance(chunk_id, str) and row.get("compacted"):
+            text.append_text(dropped_text(paths, chunk_id))
+        after_sha = row.get("summary_after_sha")
+        if after_sha is None:
+            text.append("\nsummary.md after this pass was not kept", style="dim")
+            return text
+        text.append("\n")
+        text.append_text(
+            summary_diff(summary_text(paths, before_sha), summary_text(paths, after_sha))
+        )
+        return text
+
+    @on(Rebuilt)
+    def _on_rebuilt(self, message: Rebuilt) -> None:
+        message.stop()
+        if message.index == self.cursor:
+            self.query_one("#timeline-detail", Static).update(message.detail)
+
+    # -- keys ------------------------------------------------------------------------------
+
+    def _go(self, index: int) -> None:
+        timeline = self.timeline
+        if timeline is None or not timeline.rows:
+            return
+        self.cursor = max(0, min(index, len(timeline.rows) - 1))
+        self._follow = self.cursor == len(timeline.rows) - 1
+        self._draw()
+        self._show_row()
+
+    def moment_call(self) -> int | None:
+        """The call the cursor stands for: the call itself, or for a pass the first call after
+        it (the prompt the pass made), else the last call before it."""
+        timeline = self.timeline
+        if timeline is None or not 0 <= self.cursor < len(timeline.rows):
+            return None
+        rows = timeline.rows
+        if rows[self.cursor]["kind"] == "call":
+            return int(rows[self.cursor]["call"])
+        for row in rows[self.cursor :]:
+            if row["kind"] == "call":
+                return int(row["call"])
+        for row in reversed(rows[: self.cursor]):
+            if row["kind"] == "call":
+                return int(row["call"])
+        return None
+
+    def action_move(self, step: int) -> None:
+        self._go(self.cursor + step)
+
+    def action_jump(self, where: int) -> None:
+        if self.timeline is not None:
+            self._go(where if where >= 0 else len(self.timeline.rows) - 1)
+
+    def action_next_pass(self, step: int) -> None:
+        timeline = self.timeline
+        if timeline is None:
+            return
+        i = self.cursor + step
+        while 0 <= i < len(timeline.rows):
+            if timeline.rows[i]["kind"] == "pass":
+                self._go(i)
+                return
+            i += step
+
+
+DROPPED_SHOWN = 12
+"""Dropped facts listed under a pass (`session-inspector dropped CHUNK` lists them all)."""
+
+
+def dropped_text(paths: MemoryPaths, chunk_id: str) -> Text:
+    """What the pass that made `chunk_id` dropped, most important first (core.dropped)."""
+    from core.timeline import dropped_for_chunk
+
+    text = Text("\n")
+    try:
+        report = dropped_for_chunk(paths, chunk_id)
+    except Exception as exc:  # shown, never a crash
+        text.append(f"dropped facts: {one_line(str(exc), 160)}\n", style="dim")
+        return text
+    if not report.dropped:
+        text.append(
+            f"dropped: nothing — all {report.facts_total} facts are carried after it\n",
+            style="green",
+        )
+        return text
+    text.append(
+        f"dropped: {len(report.dropped)} of {report.facts_total} facts nothing after it "
+        f"carries (session-inspector dropped {chunk_id})\n",
+        style="bold yellow",
+    )
+    for fact in report.dropped[:DROPPED_SHOWN]:
+        text.append(f"  {fact.kind:<10} ", style="dim")
+        text.append_text(safe_text(one_line(fact.text, 140)))
+        if fact.from_user:
+            text.append("  (user)", style="dim")
+        text.append("\n")
+    if len(report.dropped) > DROPPED_SHOWN:
+        text.append(f"  … {len(report.dropped) - DROPPED_SHOWN} more\n", style="dim")
+    return text
+
+
+def rebuilt_text(rebuilt: RebuiltPrompt) -> Text:
+    """A rebuilt prompt for the screen: whether it is exact, then each message, escaped."""
+    text = Text()
+    parts = rebuilt.parts
+    text.append(
+        f"system {_n(parts['system']['tokens'])} · summary.md {_n(parts['summary']['tokens'])}"
+        f" ({_n(parts['summary']['chunks'])} chunks) · hot window {_n(parts['hot']['tokens'])}"
+        f" in {_n(parts['hot']['events'])} · task {_n(parts['task']['tokens'])} tokens\n",
+        style="dim",
+    )
+    if rebuilt.exact:
+        text.append("rebuilt exactly: every part matches its digest\n\n", style="green")
+    else:
+        for problem in rebuilt.problems:
+            text.append(f"not exact: {one_line(problem, 200)}\n", style="bold red")
+        text.append("\n")
+    for i, message in enumerate(rebuilt.messages):
+        text.append(f"[{i}] ", style="dim")
+        text.append(one_line(str(message.get("role", "?")), 20), style="bold cyan")
+        text.append("\n")
+        content = message.get("content")
+        if isinstance(content, str) and content:
+            text.append_text(safe_text(content, limit=DETAIL_CHARS))
+            text.append("\n")
+        for call in message.get("tool_calls") or []:
+            function = call.get("function") or {}
+            text.append("  → ")
+            text.append(one_line(str(function.get("name", "")), 60), style="magenta")
+            text.append(f"({one_line(str(function.get('arguments', '')), 200)})\n")
+        text.append("\n")
+    return text
+
+
+__all__ = ["TimelineView", "bucket", "dropped_text", "rebuilt_text", "summary_diff"]
