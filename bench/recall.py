@@ -40,7 +40,7 @@ from core.chunks import ChunkEntry, write_index
 from core.config import CompactionConfig
 from core.jsonl import serialize_event
 from core.manager import MemoryManager
-from core.recall_index import index_path
+from core.recall.sqlite_index import index_path
 from core.store import SessionStore
 
 CACHE = Path("/tmp/bench-cache")
@@ -162,7 +162,7 @@ warnings = []
 result = None
 t_import = None
 if {fast!r}:
-    from core.recall_index import recall_once
+    from core.recall.sqlite_index import recall_once
     t_import = time.perf_counter()
     result = recall_once({memory!r}, {query!r}, limit=5)
 if result is None:
@@ -193,7 +193,7 @@ IMPORT_MS: list[float] = []
 
 def cold_ms(memory: Path, query: str, *, persistent: bool = True, fast: bool = True) -> float:
     """One fresh process: import, open, query (ms, timed inside the child). `fast`: through
-    `core.recall_index.recall_once` (what an agent's recall tool imports), else through
+    `core.recall.sqlite_index.recall_once` (what an agent's recall tool imports), else through
     `MemoryManager` (which imports the store, the passes and the summarizers)."""
     code = _CHILD.format(
         root=str(ROOT),
@@ -245,7 +245,7 @@ def index_share_of_pass(
     from bench.common import make_events
     from bench.passes import NoopSummarizer
     from core.paths import MemoryPaths
-    from core.recall_index import PersistentRecallIndex, read_chunk_file
+    from core.recall.sqlite_index import PersistentRecallIndex, read_chunk_file
 
     with scratch("recall-pass") as tmp:
         root = tmp / "memory"
@@ -350,7 +350,7 @@ def fixture_hits(memory: Path, sample: int = 300) -> dict[str, Any]:
     from bench import recall_baseline as old
     from core.chunks import read_chunk_events, read_index
     from core.paths import MemoryPaths
-    from core.recall import event_search_text
+    from core.recall.ranking import event_search_text
 
     paths = MemoryPaths(memory)
     entries = read_index(paths).entries

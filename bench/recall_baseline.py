@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from core.errors import BadInputError
 from core.events import Event
-from core.recall import (  # the same words and term test; the ranking is what is frozen
+from core.recall.ranking import (  # the same words and term test; the ranking is what is frozen
     STOPWORDS,
     contains_term,
     normalize,

@@ -45,7 +45,7 @@ METHOD: list[str] = [
     "  1k fixture. Fixtures: 1,000 and 10,000 chunk files of 100 events (~600 bytes: a ~20k-word",
     "  vocabulary, paths, dotted and CamelCase names, ticket ids, Chinese) with an index.yaml;",
     "  the 10k one (1M events) is built once and cached under /tmp/bench-cache/. Cold: a fresh",
-    "  process imports `core.recall_index`, opens the root and answers one query through",
+    "  process imports `core.recall.sqlite_index`, opens the root and answers one query through",
     "  `recall_once` (timed inside the child, interpreter start excluded; bytecode compiled",
     "  once, as an installed package has it), median over 16",
     "  queries (rare words, identifiers, a path, CamelCase, Chinese, two-word phrases), one",
@@ -97,8 +97,8 @@ METHOD: list[str] = [
     "  `CSafeDumper`: the same documents and text, ~5x faster) and parsed only when its bytes",
     "  changed (digest-keyed cache); before, every pass, prompt and status parsed it in pure",
     "  Python, so a turn cost grew with the number of chunks.",
-    "- `core/manager.py`, `core/recall.py`: a warm recall checks its cache key (a few stats)",
-    "  before reading index.yaml; before, every query parsed the index (~340 ms at 1,000",
+    "- `core/manager.py`, `core/recall/ranking.py`: a warm recall checks its cache key (a few",
+    "  stats) before reading index.yaml; before, every query parsed the index (~340 ms at 1,000",
     "  chunks). The key no longer includes events.jsonl: before, every append made the next",
     "  recall re-read and re-tokenize every chunk (~5 s at 1,000 chunks); now the chunks' index",
     "  keeps each chunk's analysis and grows by the new chunk after a pass (copy-on-write",
@@ -180,7 +180,7 @@ _COLD_FLOOR = (
     "The root is not what costs the time: the same command on the 10-chunk baseline root "
     "takes nearly as long (see the growth table). The floor is the CLI's start: `python -c "
     "pass` is ~10–30 ms here, but every command imports `core.manager` and everything it "
-    "reaches (core.catalog, core.summaries, core.maintenance, core.store, core.recall, "
+    "reaches (core.catalog, core.summaries, core.maintenance, core.store, core.recall.ranking, "
     "core.planner, yaml; `core.summarizer` brings urllib and http.client for its OpenAI "
     "backend): ~0.2–0.4 s of imports on this shared 2-core machine, more under load "
     "(`python -X importtime -m inspector … plan`). The demo scenarios and transcript formats "
@@ -194,14 +194,14 @@ ANALYSIS: dict[str, str] = {
     "pass_ratio_10k_vs_10_chunks": (
         "Most of the growth is not the pass but the recall.sqlite update that "
         "`MemoryManager.save()` runs after the pass commits (`recall_update` in "
-        "`pass_parts_ms`): `PersistentRecallIndex.refresh` (core/recall_index.py) stats every "
-        "chunk file (two stats each, 20,000 at 10k chunks) and builds a map of every stored "
-        "row on each update, ~0.19 s at 10k chunks against ~0.04 s at 10 (cProfile of one "
+        "`pass_parts_ms`): `PersistentRecallIndex.refresh` (core/recall/sqlite_index.py) "
+        "stats every chunk file (two stats each, 20,000 at 10k chunks) and builds a map of every "
+        "stored row on each update, ~0.19 s at 10k chunks against ~0.04 s at 10 (cProfile of one "
         "pass). It runs outside every lock, so appends and prompts do not wait for it, but a "
         "caller of `save()` does. The pass itself (`total`: index.yaml appended, summary.md "
         "rendered from the catalog) grows from ~14 to ~24 ms, mostly reading the catalog "
         "under the lock (`lock_read`, ~0.7 → ~5 ms) and staging the commit (~4 → ~6 ms); on "
-        "its own that is a ratio of ~1.7. Levers: in core/recall_index.py, after a pass the "
+        "its own that is a ratio of ~1.7. Levers: in core/recall/sqlite_index.py, after a pass the "
         "only new file is the new chunk, so check the chunks folder's and index.yaml's stat "
         "(or the catalog's entry count) rather than every file, and keep the stored rows' map "
         "in the process between updates; in the pass, read only the catalog's last line "
@@ -270,7 +270,7 @@ ANALYSIS: dict[str, str] = {
         "rebuilt between queries (a file under chunks/ changed)."
     ),
     "recall_cold_ms_1k_chunks": (
-        "A fresh process spends ~6-10 ms importing (`core.recall_index` pulls in `re`, "
+        "A fresh process spends ~6-10 ms importing (`core.recall.sqlite_index` pulls in `re`, "
         "`sqlite3`, `unicodedata`, `heapq` and `contextlib`; no `typing`, `dataclasses`, "
         "`pathlib` or `json` at import); the query (open, a stat of every chunk file relative "
         "to the folder's descriptor, the rows of its terms, the returned chunk files read with "

@@ -60,7 +60,7 @@ _LAZY = {
     "TriggerDecision": "core.trigger",
     "should_compress": "core.trigger",
 }
-"""Names imported on first use (PEP 562): `import core.recall_index` in a fresh process (an
+"""Names imported on first use (PEP 562): `import core.recall.sqlite_index` in a fresh process (an
 agent's recall tool) must not pay for the manager, the store and the summarizers."""
 
 

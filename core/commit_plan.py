@@ -18,11 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from core.catalog import entry_digest, entry_text
 from core.chunks import ChunkEntry, render_index
-from core.config import CompactionConfig
 from core.events import Event, new_event_id, now_ts
 from core.filerecord import FILES_KEY, record_from_extra, update_record
 from core.jsonl import stored_events_bytes
@@ -30,6 +29,9 @@ from core.planner import CompactionPlan
 from core.redact import redact_secrets
 from core.summaries import FoldStat, archive_entry_bytes, render_summary
 from core.tokens import estimate_event_tokens, estimate_tokens
+
+if TYPE_CHECKING:  # the config is read through its attributes: no file is loaded here
+    from core.config import CompactionConfig
 
 SYNTHETIC_KIND = "split_turn_prefix"
 """`meta.synthetic` of the event that stands for a split turn's compacted prefix (contract §2)."""

@@ -42,8 +42,8 @@ from core.import_stream import (
     LineParser,
     Output,
     decode_line,
-    line_parser,
 )
+from core.importers import line_parser
 from core.maintenance import PassResult
 from core.manager import MemoryManager
 from core.replay import (

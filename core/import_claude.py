@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.import_stream import Stream, nonneg, source_compaction, text_of
-from core.importers import _Builder, _iso_ts, _kind
+from core.transcript import _Builder, _iso_ts, _kind
 
 FORMAT = "claude-code"
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.import_stream import Stream, nonneg, source_compaction, text_of
-from core.importers import _arguments, _Builder, _iso_ts
+from core.transcript import _arguments, _Builder, _iso_ts
 
 FORMAT = "codex"
 

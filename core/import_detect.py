@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import BadInputError
-from core.importers import Transcript, check_format, parse_transcript, read_capped
+from core.importers import check_format, parse_transcript, read_capped
+from core.transcript import Transcript
 
 _CODEX_TYPES = frozenset(
     {"session_meta", "response_item", "event_msg", "turn_context", "compacted", "world_state"}

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.import_stream import Stream, pi_compaction
-from core.importers import _blocks_text, _Builder, _iso_ts, _pi_message
+from core.transcript import _blocks_text, _Builder, _iso_ts, _pi_message
 
 
 @dataclass

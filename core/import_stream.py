@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from core.errors import BadInputError
-from core.importers import ModelCall, Transcript, _Builder, _fill_timestamps, check_transcript
 from core.state import MAX_PROMPT_TOKENS
+from core.transcript import ModelCall, Transcript, _Builder, _fill_timestamps, check_transcript
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 """A log line longer than this is refused (FILE:LINE): no agent writes one, and holding a
@@ -293,16 +293,3 @@ def reasoning_of(message: dict[str, Any], extra: dict[str, Any] | None) -> str:
         if isinstance(inner, dict):
             candidates += [inner.get("reasoning_content"), inner.get("reasoning")]
     return next((c for c in candidates if isinstance(c, str) and c.strip()), "")
-
-
-def line_parser(fmt: str, source: str) -> LineParser:
-    """A fresh parser for one of `core.importers.LINE_FORMATS`."""
-    if fmt == "claude-code":
-        from core.import_claude import ClaudeCodeParser
-
-        return ClaudeCodeParser.create(source)
-    if fmt == "codex":
-        from core.import_codex import CodexParser
-
-        return CodexParser.create(source)
-    raise BadInputError(f"format {fmt!r} cannot be read line by line (claude-code, codex can)")

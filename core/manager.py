@@ -35,8 +35,8 @@ from core.summarizer import Summarizer, make_summarizer
 
 if TYPE_CHECKING:
     from core.maintenance import PassResult
-    from core.recall import RecallResult
-    from core.recall_cache import RecallCache
+    from core.recall.ranking import RecallResult
+    from core.recall.service import RecallService
     from core.rotation import RotationResult
 
 
@@ -102,18 +102,18 @@ class MemoryManager:
         self._hot_lock = threading.Lock()
         self._hot_tail = EventTail(self.paths.events, tokens=False)
         self._hot_cache: list[Event] = []
-        self._recall_cache: RecallCache | None = None
+        self._recall_cache: RecallService | None = None
         self.ledger = PromptLedger(self.paths)
         """Writes session/prompts.jsonl: a line per build_prompt, measured figure and pass."""
 
     @property
-    def recall_cache(self) -> RecallCache:
+    def recall_cache(self) -> RecallService:
         """Made on first use: recall's modules (SQLite, the ranking) are imported only by a
         process that recalls or indexes, not by every `status` or `prompt`."""
         if self._recall_cache is None:
-            from core.recall_cache import RecallCache
+            from core.recall.service import RecallService
 
-            self._recall_cache = RecallCache(
+            self._recall_cache = RecallService(
                 self.store, self.memory_dir, read_only=self.read_only, hot_events=self._hot_events
             )
         return self._recall_cache

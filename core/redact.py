@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 
 TYPE_CHECKING = False
-if TYPE_CHECKING:  # a cold recall (core.recall imports this module) does not import typing
+if TYPE_CHECKING:  # a cold recall (core.recall.ranking imports this module) does not import typing
     from collections.abc import Callable
     from typing import Any
 

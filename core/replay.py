@@ -33,11 +33,11 @@ from typing import Any
 from core.atomic import read_bytes_no_symlink
 from core.chunks import read_index
 from core.errors import SessionMemoryError, StoreError
-from core.importers import ModelCall, Transcript, check_transcript
 from core.maintenance import PassResult
 from core.manager import MemoryManager
 from core.state import MAX_PROMPT_TOKENS
 from core.tokens import estimate_event_tokens, estimate_tokens
+from core.transcript import ModelCall, Transcript, check_transcript
 
 REPLAY_SYSTEM_PROMPT = "You are the agent of this transcript (replayed by session-inspector)."
 """The system prompt a replay builds each call's prompt with (the log does not carry one)."""

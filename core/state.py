@@ -15,8 +15,8 @@ from typing import Any
 from core.calibration import MAX_PAIRS, Calibration, Pair, fit, pairs_from_json
 from core.errors import BadInputError, StoreError
 from core.events import now_ts
-from core.paths import validate_session_id
-from core.trigger import PromptSize, prompt_size
+from core.ids import validate_session_id
+from core.prompt_size import PromptSize, prompt_size
 
 MAX_PROMPT_TOKENS = 10**12
 """Largest prompt size kept (a sanity cap: larger is a bug upstream, and would overflow floats)."""

@@ -21,12 +21,8 @@ from core.headroom import headroom_for, pushed_out_summary
 from core.jsonl import parse_event_lines
 from core.paths import MemoryPaths
 from core.planner import CompactionPlan, plan_compaction, resolve_turn_start_chunk
-from core.state import SessionState
 from core.store import SessionStore
-from core.trigger import TriggerDecision, trigger_for
-
-NO_STATE = SessionState(session_id="none", created_at="")
-"""Stands for a session not created yet: nothing recorded, no pass (cold start)."""
+from core.trigger import NO_STATE, TriggerDecision, read_trigger
 
 
 @dataclass(frozen=True)
@@ -197,11 +193,9 @@ def session_status(
         pending_count = 0
     model = model or (state.model if state else None)
     last_prompt = state.last_prompt_tokens if state else None
-    calibration = (state or NO_STATE).calibration(config.window_for(model))
-    size = (state or NO_STATE).prompt_size(
-        [e.get("id") for e in snap.events], snap.tokens, calibration
-    )
-    decision = trigger_for(state or NO_STATE, snap.events, snap.tokens, config, model)
+    ids = [e.get("id") for e in snap.events]
+    reading = read_trigger(state, ids, snap.tokens, config, model)
+    size, decision = reading.size, reading.decision
     warnings.extend(getattr(store, "warnings", []))
     return SessionStatus(
         memory_dir=memory_dir,
@@ -224,7 +218,7 @@ def session_status(
         archives=list_archives(memory_dir, paths, warnings),
         index_error=index_error,
         warnings=warnings,
-        calibration=calibration,
+        calibration=reading.calibration,
     )
 
 
@@ -238,9 +232,8 @@ def plan_report(
     """What a pass would do now; changes nothing."""
     snap = store.read_events()
     state = store.read_state() if store.paths.state.exists() else None
-    decision = trigger_for(
-        state or NO_STATE, snap.events, snap.tokens, config, model, prompt_tokens
-    )
+    ids = [e.get("id") for e in snap.events]
+    decision = read_trigger(state, ids, snap.tokens, config, model, prompt_tokens).decision
     catalog = None
     pushed = None
     try:
@@ -354,7 +347,6 @@ def _tree_size(folder: Path) -> int:
 
 
 __all__ = [
-    "NO_STATE",
     "ArchiveInfo",
     "PlanReport",
     "SessionStatus",

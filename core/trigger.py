@@ -1,8 +1,10 @@
 """shouldCompress (contract §5, design "Compression Trigger"), explaining itself with numbers.
 
 The prompt size the trigger reads is the latest recorded provider figure (or a pass's reset
-estimate) plus the estimate of every event appended after it (`prompt_size`): so a long run
-after a pass grows towards the next one, and a new user turn never blinds the trigger.
+estimate) plus the estimate of every event appended after it (`core.prompt_size`): so a long
+run after a pass grows towards the next one, and a new user turn never blinds the trigger.
+`read_trigger` is the one route from the session's state and hot window to the verdict: the
+pass, `status`, `plan` and the inspector all take it.
 """
 
 from __future__ import annotations
@@ -13,76 +15,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from core.config import CompactionConfig
+from core.calibration import Calibration
+from core.prompt_size import PromptSize as PromptSize  # re-exported: the trigger reads it
+from core.prompt_size import PromptSource
+from core.state import SessionState
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the config is read through its attributes: the trigger loads no file
+    from core.config import CompactionConfig
     from core.events import Event
-    from core.state import SessionState
-
-PromptSource = Literal["recorded", "estimated", "unknown"]
-
-
-@dataclass(frozen=True)
-class PromptSize:
-    """The prompt size the trigger uses, and where each part of it came from."""
-
-    tokens: int | None
-    """base + appended; None when unknown (cold start: nothing recorded, no pass yet)."""
-    base: int | None
-    """state.json's last_prompt_tokens: the latest recorded figure or a pass's reset estimate."""
-    appended: int
-    """The events appended after `base` was set: `ratio ×` their estimate (contract §5)."""
-    appended_events: int
-    source: PromptSource
-    """`recorded` when the base is a provider figure, `estimated` when it is a pass's reset
-    (or the anchor was lost), `unknown` at cold start."""
-    ever_recorded: bool
-    """Whether this session ever recorded a provider figure; if not, the count rule applies
-    alongside the token rule."""
-
-    def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-
-def prompt_size(
-    *,
-    base: int | None,
-    base_source: str | None,
-    anchored: bool,
-    after_event_id: object,
-    ever_recorded: bool,
-    event_ids: Sequence[object],
-    tokens: Sequence[int],
-    ratio: float = 1.0,
-) -> PromptSize:
-    """The trigger's prompt size from state.json's figure and the hot window (contract §5).
-
-    `after_event_id` is the last event when the figure was set (None: events.jsonl was empty);
-    events after it add `ratio ×` their estimates (the calibration's). An unanchored figure
-    (an older state.json) adds nothing. When the anchor is gone from the window (a crash
-    between a pass's events write and its state write), the figure is at least the window's
-    own estimate.
-    """
-    if base is None:
-        return PromptSize(None, None, 0, 0, "unknown", ever_recorded)
-    source: PromptSource = "estimated" if base_source == "estimated" else "recorded"
-    if not anchored:
-        return PromptSize(base, base, 0, 0, source, ever_recorded)
-    n = len(event_ids)
-    start: int | None = 0 if after_event_id is None else None
-    if start is None:
-        for i in range(n - 1, -1, -1):
-            if event_ids[i] == after_event_id:
-                start = i + 1
-                break
-    if start is None:
-        window = sum(tokens)
-        if window > base:
-            return PromptSize(window, base, window - base, n, "estimated", ever_recorded)
-        return PromptSize(base, base, 0, 0, source, ever_recorded)
-    raw = sum(tokens[start:])
-    appended = math.ceil(ratio * raw - 1e-9) if raw > 0 else 0
-    return PromptSize(base + appended, base, appended, n - start, source, ever_recorded)
 
 
 @dataclass(frozen=True)
@@ -202,6 +142,59 @@ def should_compress(
     )
 
 
+NO_STATE = SessionState(session_id="none", created_at="")
+"""Stands for a session not created yet: nothing recorded, no pass (cold start)."""
+
+
+@dataclass(frozen=True)
+class TriggerReading:
+    """The trigger asked about the session now: the prompt size it read, the calibration
+    that scaled the events appended after the figure, and its verdict."""
+
+    size: PromptSize
+    calibration: Calibration
+    decision: TriggerDecision
+
+
+def read_trigger(
+    state: SessionState | None,
+    event_ids: Sequence[object],
+    tokens: Sequence[int],
+    config: CompactionConfig,
+    model: str | None = None,
+    prompt_tokens: int | None = None,
+) -> TriggerReading:
+    """The one route to the trigger's verdict (contract §5), taken by the pass, `status`,
+    `plan` and the inspector: the session's prompt size over the hot window
+    (`event_ids`/`tokens`: state.json's figure plus `calibration.ratio ×` the estimate of the
+    events after its anchor), then `should_compress` on it, with the count rule beside the
+    token rules while no provider figure was ever recorded. `state` None: no session yet
+    (cold start). `model` None: state.json's. `prompt_tokens` given by the caller
+    (`--prompt-tokens N`, the inspector's what-if) stands for the whole prompt now."""
+    state = state or NO_STATE
+    model = model or state.model
+    calibration = state.calibration(config.window_for(model))
+    size = state.prompt_size(event_ids, tokens, calibration)
+    if prompt_tokens is not None:
+        decision = should_compress(
+            prompt_tokens=prompt_tokens,
+            event_count=len(event_ids),
+            config=config,
+            model=model,
+            prompt_source="recorded",
+        )
+    else:
+        decision = should_compress(
+            prompt_tokens=size.tokens,
+            event_count=len(event_ids),
+            config=config,
+            model=model,
+            prompt_source=size.source,
+            count_rule_too=not size.ever_recorded,
+        )
+    return TriggerReading(size, calibration, decision)
+
+
 def trigger_for(
     state: SessionState,
     events: Sequence[Event],
@@ -210,27 +203,9 @@ def trigger_for(
     model: str | None = None,
     prompt_tokens: int | None = None,
 ) -> TriggerDecision:
-    """should_compress on the session's prompt size (contract §5); `prompt_tokens` given by
-    the caller (`--prompt-tokens N`) stands for the whole prompt now."""
-    ever = state.ever_recorded or prompt_tokens is not None
-    if prompt_tokens is not None:
-        return should_compress(
-            prompt_tokens=prompt_tokens,
-            event_count=len(events),
-            config=config,
-            model=model or state.model,
-            prompt_source="recorded",
-        )
-    window = config.window_for(model or state.model)
-    size = state.prompt_size([e.get("id") for e in events], tokens, state.calibration(window))
-    return should_compress(
-        prompt_tokens=size.tokens,
-        event_count=len(events),
-        config=config,
-        model=model or state.model,
-        prompt_source=size.source,
-        count_rule_too=not ever,
-    )
+    """`read_trigger`'s verdict over a list of events (the pass's snapshot)."""
+    ids = [e.get("id") for e in events]
+    return read_trigger(state, ids, tokens, config, model, prompt_tokens).decision
 
 
 def token_threshold(config: CompactionConfig, window: int) -> int:

@@ -10,7 +10,8 @@ import pytest
 
 from core.errors import BadInputError
 from core.events import validate_event
-from core.importers import FORMATS, Transcript, load_transcript, parse_transcript
+from core.importers import FORMATS, load_transcript, parse_transcript
+from core.transcript import Transcript
 
 DATA = Path(__file__).parent / "data" / "transcripts"
 PI = DATA / "pi_session.jsonl"

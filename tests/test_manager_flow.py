@@ -256,16 +256,16 @@ def test_recall_index_survives_appends_and_grows_by_the_new_chunk_only(
     """A recall after appends reads no chunk file again; after a compaction it reads only the
     new chunk; a hit's events are read from its chunk file when it is returned; and the
     answers are those of a manager that builds the index from scratch."""
-    import core.recall_cache
+    import core.recall.service
 
     reads: list[str] = []
-    real_read = core.recall_cache.read_chunk_events
+    real_read = core.recall.service.read_chunk_events
 
     def counting_read(paths: Any, chunk_id: str) -> Any:
         reads.append(chunk_id)
         return real_read(paths, chunk_id)
 
-    monkeypatch.setattr(core.recall_cache, "read_chunk_events", counting_read)
+    monkeypatch.setattr(core.recall.service, "read_chunk_events", counting_read)
     mm = MemoryManager(root, small_config())
     queries = ["wifi settings device", "tapped", "task 3", "done with task"]
     no_hit = "zebra-quartz"  # matches nothing: what it reads is the index build alone

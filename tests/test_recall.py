@@ -6,7 +6,7 @@ import pytest
 
 from core.errors import BadInputError
 from core.events import Event
-from core.recall import RecallDoc, RecallIndex, RecallResult, tokenize
+from core.recall.ranking import RecallDoc, RecallIndex, RecallResult, tokenize
 
 
 def ev(eid: str, text: str, etype: str = "assistant_output", **extra: object) -> Event:
@@ -246,7 +246,7 @@ def reference_tokens(text: str) -> list[str]:
     import re
     import unicodedata
 
-    from core.recall import STOPWORDS, normalize
+    from core.recall.ranking import STOPWORDS, normalize
 
     original = unicodedata.normalize("NFKC", text)
     text = normalize(text)

@@ -35,12 +35,12 @@ def test_pass_writes_the_index_and_a_fresh_process_reads_no_chunk_file(
     chunks = sorted(p.stem for p in (root / "session" / "chunks").glob("chunk_*.jsonl"))
     assert indexed_ids(index_file(root)) == chunks, "each pass's hook added its chunk"
 
-    import core.recall_cache
+    import core.recall.service
 
     reads: list[str] = []
-    real = core.recall_cache.read_chunk_events
+    real = core.recall.service.read_chunk_events
     monkeypatch.setattr(
-        core.recall_cache, "read_chunk_events", lambda p, c: reads.append(c) or real(p, c)
+        core.recall.service, "read_chunk_events", lambda p, c: reads.append(c) or real(p, c)
     )
     fresh = MemoryManager(root, config(), read_only=True)
     (hit,) = fresh.recall("module_4.py", limit=1).results
@@ -211,7 +211,7 @@ def test_recall_during_passes_of_another_process(tmp_path: Path) -> None:
 def test_recall_once_gives_the_managers_answer_without_importing_it(tmp_path: Path) -> None:
     """The cold path of an agent's recall tool: same answers, no store or manager imported;
     it steps aside (None) when pending evidence or a missing index needs the manager."""
-    from core.recall_index import recall_once
+    from core.recall.sqlite_index import recall_once
 
     root = compacted_root(tmp_path)
     for q in QUERIES:
@@ -219,7 +219,7 @@ def test_recall_once_gives_the_managers_answer_without_importing_it(tmp_path: Pa
         assert got == MemoryManager(root, config(), read_only=True).recall(q, limit=10), q
     code = (
         "import sys, json; sys.path.insert(0, sys.argv[1])\n"
-        "from core.recall_index import recall_once\n"
+        "from core.recall.sqlite_index import recall_once\n"
         "r = recall_once(sys.argv[2], 'module_4.py')\n"
         "print(json.dumps([r.results[0].chunk_id, sorted(m for m in sys.modules "
         "if m in ('core.store', 'core.manager', 'core.chunks', 'core.maintenance'))]))"
@@ -248,7 +248,7 @@ def test_a_writer_elsewhere_is_not_mistaken_for_corruption(
     """While another process holds the index's write lock past the timeout, a recall that
     needs to update it answers from the chunk files (with a warning) and leaves the file to
     its writer; once the lock is gone the index catches up."""
-    import core.recall_index as ri
+    import core.recall.sqlite_index as ri
 
     root = compacted_root(tmp_path, passes=1)
     writer = MemoryManager(root, config())

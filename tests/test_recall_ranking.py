@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from core.events import Event
-from core.recall import RecallDoc, RecallIndex, highlight_spans, query_terms
+from core.recall.ranking import RecallDoc, RecallIndex, highlight_spans, query_terms
 
 
 def ev(eid: str, text: str, etype: str = "tool_result") -> Event:
@@ -146,7 +146,7 @@ def test_highlight_spans_mark_terms_and_phrases_in_the_original_text() -> None:
 
 
 def holds_whole(doc: RecallDoc, needles: tuple[str, ...]) -> bool:
-    from core.recall import event_search_text, holds_exact
+    from core.recall.ranking import event_search_text, holds_exact
 
     texts = [doc.summary, *(event_search_text(e) for e in doc.events)]
     return any(holds_exact(t.lower(), n) for t in texts for n in needles)
@@ -157,7 +157,7 @@ def test_pruned_scoring_ranks_as_scoring_every_chunk() -> None:
     reach the first places gives the ranking (and scores) of scoring every chunk."""
     import random
 
-    from core.recall import (
+    from core.recall.ranking import (
         EXACT_CANDIDATES,
         PHRASE_WINDOW,
         analyze,
@@ -224,7 +224,7 @@ def test_the_ascii_fast_path_gives_the_general_tokenizers_terms() -> None:
     import random
     from collections import Counter
 
-    from core import recall as r
+    from core.recall import ranking as r
 
     def general(text: str) -> list[str]:
         low = text.lower()
@@ -411,11 +411,11 @@ def test_an_exact_query_reads_only_the_chunks_it_returns(
 ) -> None:
     """Every chunk holds `package.json`: checking them all would read every chunk file; the
     check goes best first and stops at the limit."""
-    from core import recall_cache
     from core.chunks import read_chunk_events
     from core.jsonl import CorruptLine
     from core.manager import MemoryManager
     from core.paths import MemoryPaths
+    from core.recall import service as recall_cache
     from tests.helpers.recall import config
 
     root = tmp_path / "m"

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from core.manager import MemoryManager
-from core.recall_index import recall_once
+from core.recall.sqlite_index import recall_once
 from tests.helpers.recall import QUERIES, compacted_root, config, fill, in_memory, index_file
 
 
@@ -123,7 +123,7 @@ def test_a_fifo_in_place_of_a_store_file_never_hangs_a_cold_recall(
     os.mkfifo(target)
     code = (
         "import sys\n"
-        "from core.recall_index import recall_once\n"
+        "from core.recall.sqlite_index import recall_once\n"
         "for ro in (True, False):\n"
         "    r = recall_once(sys.argv[1], 'camera', 5, read_only=ro)\n"
         "    print(r is None or all(h.chunk_id != 'chunk_0001' or not h.events "

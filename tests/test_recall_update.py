@@ -12,7 +12,7 @@ import core.chunks
 from core.chunks import read_index, write_index
 from core.manager import MemoryManager
 from core.paths import MemoryPaths
-from core.recall_index import PersistentRecallIndex, read_chunk_file
+from core.recall.sqlite_index import PersistentRecallIndex, read_chunk_file
 from tests.helpers.recall import QUERIES, compacted_root, config, fill, in_memory
 
 

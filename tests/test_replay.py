@@ -9,11 +9,12 @@ from typing import Any
 import pytest
 
 from core.config import load_config
-from core.importers import ModelCall, Transcript, load_transcript
+from core.importers import load_transcript
 from core.maintenance import PassResult
 from core.manager import MemoryManager
 from core.replay import import_transcript, prompt_estimate, replay
 from core.tokens import estimate_event_tokens
+from core.transcript import ModelCall, Transcript
 from tests.cli_util import write_config
 from tests.memory_invariants import assert_each_once, indexed_chunk_ids, read_jsonl
 

@@ -136,3 +136,29 @@ def test_to_json_is_plain_json() -> None:
     unknown = should_compress(prompt_tokens=None, event_count=1, config=DEFAULT_CONFIG).to_json()
     assert unknown["prompt_tokens"] is None
     assert unknown["trigger"] is None
+
+
+def test_read_trigger_is_the_one_route_cold_start_recorded_and_given() -> None:
+    """No state: the size is unknown and the count rule decides; a recorded figure anchored at
+    an event adds the estimate of what came after it; a figure given by the caller stands for
+    the whole prompt (recorded, no count rule); `trigger_for` is the same verdict over events."""
+    from core.state import SessionState
+    from core.trigger import read_trigger, trigger_for
+
+    cfg = CompactionConfig(context_window=1000, count_compress_after_events=2)
+    ids, tokens = ["a", "b", "c"], [10, 20, 30]
+    cold = read_trigger(None, ids, tokens, cfg)
+    assert cold.size.source == "unknown" and cold.decision.trigger == "count"
+    state = SessionState.fresh()
+    state.last_prompt_tokens, state.prompt_tokens_source = 500, "recorded"
+    state.prompt_tokens_after_event_id, state.prompt_tokens_anchored = "a", True
+    state.counters["prompt_tokens_recorded"] = 1
+    now = read_trigger(state, ids, tokens, cfg)
+    assert (now.size.tokens, now.size.appended) == (550, 50)
+    assert now.decision.prompt_tokens == 550 and not now.decision.count_rule
+    given = read_trigger(state, ids, tokens, cfg, prompt_tokens=900)
+    assert given.decision.prompt_tokens == 900 and given.decision.should_compress
+    assert given.decision.prompt_tokens_source == "recorded"
+    events = [{"id": i} for i in ids]
+    assert trigger_for(state, events, tokens, cfg) == now.decision
+    assert trigger_for(state, events, tokens, cfg, prompt_tokens=900) == given.decision

@@ -29,7 +29,7 @@ from core.config import CompactionConfig
 from core.events import make_event, new_event_id
 from core.manager import MemoryManager
 from core.prompt import estimate_message_tokens
-from core.recall import RecallHit, RecallResult
+from core.recall.ranking import RecallHit, RecallResult
 from core.status import ArchiveInfo
 from core.summaries import render_summary, summary_md_bound
 from core.tokens import estimate_tokens

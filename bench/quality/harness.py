@@ -25,12 +25,13 @@ from bench.quality import metrics as m
 from bench.quality.real_corpus import SOURCES, RealSource, check_file, real_dir
 from core.config import CompactionConfig
 from core.errors import BadInputError
-from core.importers import FORMATS, ModelCall, Transcript, load_transcript
+from core.importers import FORMATS, load_transcript
 from core.maintenance import PassResult
 from core.manager import MemoryManager
 from core.replay import replay
 from core.summarizer import Summarizer
 from core.tokens import estimate_event_tokens, estimate_tokens
+from core.transcript import ModelCall, Transcript
 
 CORPUS_DIR = Path(__file__).resolve().parent / "corpus"
 RECALL_SAMPLE = 150

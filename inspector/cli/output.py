@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # the CLI imports this module lazily; these are for the signa
     from core.maintenance import PassResult
     from core.manager import MemoryManager
     from core.planner import CompactionPlan
-    from core.recall import RecallResult
+    from core.recall.ranking import RecallResult
     from core.rotation import RotationResult
     from core.status import PlanReport, SessionStatus
     from inspector.demo.agent import DemoStats, DemoStep

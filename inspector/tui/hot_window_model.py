@@ -39,12 +39,13 @@ from core.headroom import Headroom
 from core.jsonl import parse_event_lines
 from core.manager import MemoryManager
 from core.planner import CompactionPlan, PlannerConfig, plan_compaction, resolve_turn_start_chunk
+from core.prompt_size import PromptSize
 from core.reader import EventTail
 from core.state import SessionState
 from core.status import ArchiveInfo
 from core.text import content_text
 from core.tokens import estimate_event_tokens
-from core.trigger import PromptSize, TriggerDecision, prompt_size, should_compress
+from core.trigger import TriggerDecision, read_trigger
 from inspector.safe_text import one_line
 from inspector.tui.archive_list import list_archives_light
 from inspector.tui.chunk_index import chunk_count as index_chunk_count
@@ -793,26 +794,6 @@ def read_light_status(manager: MemoryManager, *, include_archives: bool) -> Ligh
     )
 
 
-def prompt_size_of(
-    status: LightStatus, snapshot: HotWindowSnapshot, window: int | None = None
-) -> PromptSize:
-    """The trigger's prompt size (contract §5) over the rows on screen; with the window, the
-    events appended after the figure count as the session's calibration says (`ratio ×`)."""
-    state = status.prompt_state
-    if state is None:
-        return prompt_size(
-            base=None,
-            base_source=None,
-            anchored=False,
-            after_event_id=None,
-            ever_recorded=False,
-            event_ids=(),
-            tokens=(),
-        )
-    calibration = state.calibration(window) if window is not None else None
-    return state.prompt_size(snapshot.event_ids(), snapshot.token_list(), calibration)
-
-
 @dataclass(frozen=True)
 class PlanNow:
     """What the plan job works out for the hot window as it is: the cut preview and the
@@ -850,25 +831,9 @@ def plan_now(
     """Plan the snapshot with `what_if` (the config with the panel's values) and ask the
     trigger, with the panel's prompt size when one is typed; no I/O but `planner`'s (the
     app's plan worker runs it, a test can call it on a snapshot)."""
-    size = prompt_size_of(status, snapshot, config.window_for(status.model))
-    n, model = snapshot.n_events, status.model
-
-    def measured(with_config: CompactionConfig) -> TriggerDecision:
-        return should_compress(
-            prompt_tokens=size.tokens,
-            event_count=n,
-            config=with_config,
-            model=model,
-            prompt_source=size.source,
-            count_rule_too=not size.ever_recorded,
-        )
-
-    real = measured(config)
-    if what_if_prompt_tokens is not None:
-        trigger = should_compress(
-            prompt_tokens=what_if_prompt_tokens, event_count=n, config=what_if, model=model
-        )
-    else:
-        trigger = measured(what_if)
+    state, ids, tokens = status.prompt_state, snapshot.event_ids(), snapshot.token_list()
+    real = read_trigger(state, ids, tokens, config, status.model)
+    size = real.size
+    trigger = read_trigger(state, ids, tokens, what_if, status.model, what_if_prompt_tokens)
     preview = plan_rows(snapshot, what_if, planner, entry_extra, headroom)
-    return PlanNow(preview, trigger, real, size)
+    return PlanNow(preview, trigger.decision, real.decision, size)

@@ -9,8 +9,8 @@ from typing import Any
 
 from core.config import CompactionConfig
 from core.manager import MemoryManager
-from core.recall import RecallResult
-from core.recall_index import INDEX_FILE
+from core.recall.ranking import RecallResult
+from core.recall.sqlite_index import INDEX_FILE
 from tests.helpers.memory import SMALL
 
 QUERIES = ["module_3.py", "TKT-1", "camera error", "ticket", "module_0.py camera", "E5"]

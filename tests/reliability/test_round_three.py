@@ -416,8 +416,8 @@ def test_hole_10_recall_limit_message_and_check_agree(tmp_path: Path, value: str
 def test_hole_4_plain_import_anchors_the_figure_at_its_call_in_one_write(tmp_path: Path) -> None:
     """One append for the whole log, and the last figure still anchored after the events that
     came before its call (the trigger adds what followed by estimate, as before)."""
-    from core.importers import ModelCall, Transcript
     from core.replay import import_transcript
+    from core.transcript import ModelCall, Transcript
 
     def ev(n: int, etype: str = "user_input") -> dict[str, Any]:
         return {"type": etype, "role": "user", "content": f"event {n}"}

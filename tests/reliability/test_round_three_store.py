@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from core.manager import MemoryManager
-from core.recall_index import recall_once
+from core.recall.sqlite_index import recall_once
 from tests.cli_util import REPO, cli_env
 from tests.helpers.memory import fill, small_config
 from tests.reliability._support import run_cli, seeded_root, three_chunks
@@ -151,7 +151,7 @@ def test_a_linked_recall_index_or_sidecar_is_never_written_through(
 _READ_ONLY_RECALLS = """
 import sys
 from core.manager import MemoryManager
-from core.recall_index import recall_once
+from core.recall.sqlite_index import recall_once
 from tests.helpers.memory import small_config
 root = sys.argv[1]
 viewer = MemoryManager(root, small_config(), read_only=True)

@@ -18,9 +18,9 @@ Public API (for the app):
 Results: a table (source badge — "active" and "pending" styled differently —, chunk id,
 score, number of matching events, session, summary preview) and, for the cursor row, the
 summary (split turn marked) and the matching events with the query's terms highlighted
-(`core.recall.highlight_spans` offsets styled on the safe text: no markup from events). Enter
-on a row opens the result: every event of its chunk, the matched ones marked and the first of
-them selected and scrolled to. The status line says how many results and
+(`core.recall.ranking.highlight_spans` offsets styled on the safe text: no markup from
+events). Enter on a row opens the result: every event of its chunk, the matched ones marked
+and the first of them selected and scrolled to. The status line says how many results and
 `pending_chunks_recalled`. Escape goes back to the table; "/" focuses the search box.
 Message posted (bubbles) after each search: `RecallView.Searched(query: str, result_count:
 int, pending_chunks_recalled: int, elapsed_ms: float | None, error: str | None)` — for the
@@ -46,7 +46,7 @@ from textual.worker import get_current_worker
 
 from core.chunks import read_chunk_events
 from core.paths import MemoryPaths
-from core.recall import RecallHit, RecallResult, highlight_spans
+from core.recall.ranking import RecallHit, RecallResult, highlight_spans
 from inspector.safe_text import safe_line
 from inspector.tui.tables import replace_rows
 from inspector.tui.views.chunks_view import (

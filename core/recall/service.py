@@ -22,14 +22,22 @@ from core.chunks import list_pending, read_chunk_events, read_index
 from core.errors import SessionMemoryError, StoreError
 from core.events import Event
 from core.paths import MemoryPaths
-from core.recall import AnalyzedDoc, Part, RecallDoc, RecallIndex, RecallResult, analyze, search
-from core.recall_index import PersistentRecallIndex, RecallIndexUnavailable
+from core.recall.ranking import (
+    AnalyzedDoc,
+    Part,
+    RecallDoc,
+    RecallIndex,
+    RecallResult,
+    analyze,
+    search,
+)
+from core.recall.sqlite_index import PersistentRecallIndex, RecallIndexUnavailable
 from core.store import SessionStore
 
 MAX_WARNINGS = 20
 
 
-class RecallCache:
+class RecallService:
     """Searches and their caches for one manager's memory root (thread-safe: one search at a
     time, under `lock`)."""
 
@@ -276,4 +284,4 @@ def _stat_key(path: Path) -> tuple[int, int, int] | None:
     return None
 
 
-__all__ = ["RecallCache"]
+__all__ = ["RecallService"]

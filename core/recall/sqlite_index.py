@@ -2,7 +2,7 @@
 
 Why it exists: a fresh process (an agent's recall tool, the CLI, a TUI just opened) would
 otherwise read and tokenize every chunk file before its first answer (seconds at 1,000
-chunks). The index keeps, per chunk, the figures `core.recall.analyze_texts` computes (for
+chunks). The index keeps, per chunk, the figures `core.recall.ranking.analyze_texts` computes (for
 each term: the best unit's weight and the sum over units), so a query reads the rows of its
 own terms and nothing else.
 
@@ -12,7 +12,7 @@ bigrams) and its bm25() ranks whole rows: the event-level score aggregated per c
 one row per event and a scan of every event that holds a common word. A plain
 `(term, chunk) -> (best, total)` table in SQLite keeps what a well-kept engine gives (atomic
 transactions, WAL readers that never wait for a writer, detected corruption) with the ranking
-of `core.recall` unchanged: answers equal an in-memory build of the same chunks.
+of `core.recall.ranking` unchanged: answers equal an in-memory build of the same chunks.
 
 Never the source of truth:
 
@@ -38,7 +38,7 @@ import stat
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 
 from core.errors import SessionMemoryError, StoreError
-from core.recall import (
+from core.recall.ranking import (
     EventTexts,
     Part,
     Posting,
@@ -257,8 +257,8 @@ error."""
 
 _NUMERIC_META = ("next_no", "generation", "count")
 _CHUNK_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-"""core.paths.CHUNK_ID_RE and its length limit (that module imports pathlib: a cold recall
-does not)."""
+"""core.ids.CHUNK_ID_RE with its length limit in one pattern: a row's id is checked by one
+match."""
 
 
 def _meta(conn: sqlite3.Connection) -> dict[str, str]:
@@ -352,7 +352,8 @@ class SyncReport:
 
 
 class PersistentRecallIndex:
-    """A `core.recall.Corpus` over `chunks/recall.sqlite`, kept in step with the chunk files.
+    """A `core.recall.ranking.Corpus` over `chunks/recall.sqlite`, kept in step with the chunk
+    files.
 
     Use `with index.reading(): search(...)`: it brings the file up to date, then holds one
     read transaction, so a writer in another process (a recall after a pass) never shows a
@@ -808,7 +809,7 @@ class PersistentRecallIndex:
             [(term, no, best, total) for term, (best, total) in sorted(stats.items())],
         )
 
-    # -- core.recall.Corpus --------------------------------------------------------------
+    # -- core.recall.ranking.Corpus --------------------------------------------------------------
 
     def doc_count(self) -> int:
         return len(self._ids)
@@ -992,7 +993,7 @@ def recall_once(
         return None
     if not os.path.exists(store.index_yaml) or (read_only and not os.path.exists(store.path)):
         return None
-    from core.recall import query_terms
+    from core.recall.ranking import query_terms
 
     store.line_filter = tuple(t.encode() for t in query_terms(query).weights)
     try:

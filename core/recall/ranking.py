@@ -1,7 +1,7 @@
 """Recall over compacted history (contract §9): ranking over chunk summaries and event text.
 
 Pure: the manager hands in documents (indexed chunks with source "active", pending evidence with
-source "pending") or a persistent corpus (core/recall_index.py) that answers the same
+source "pending") or a persistent corpus (core/recall/sqlite_index.py) that answers the same
 questions; nothing here reads a file. The source of a result is whatever its document said; a
 chunk id is opaque and never used to guess it.
 
@@ -55,7 +55,7 @@ from core.errors import BadInputError
 from core.redact import redact_secrets
 from core.text import CJK_LETTERS, content_text
 
-TYPE_CHECKING = False  # a cold recall (core.recall_index.recall_once) imports neither typing
+TYPE_CHECKING = False  # a cold recall (core.recall.sqlite_index.recall_once) imports neither typing
 if TYPE_CHECKING:  # nor dataclasses, the event model or the token estimate
     from typing import Any, Literal, Protocol
 
@@ -630,7 +630,7 @@ if TYPE_CHECKING:  # a protocol for the type checker only (no typing import at r
 
     class Corpus(Protocol):
         """What a search needs of an index: the in-memory `RecallIndex` and the persistent
-        `core.recall_index.PersistentRecallIndex` both answer it."""
+        `core.recall.sqlite_index.PersistentRecallIndex` both answer it."""
 
         def doc_count(self) -> int: ...
 
@@ -958,7 +958,7 @@ def _phrase_in(text: str, phrases: Sequence[str], words: Sequence[Sequence[str]]
 
 class EventTexts(list):  # type: ignore[type-arg]  # list[Event], with what search reads
     """A chunk's events with each one's search text and its folded form, computed once: an
-    index that caches a chunk's events (core.recall_index) hands these to every later search
+    index that caches a chunk's events (core.recall.sqlite_index) hands these to every later search
     instead of a plain list, so a warm query does not rebuild and lowercase them again."""
 
     __slots__ = ("_texts",)
