@@ -267,11 +267,19 @@ def test_live_follow_keeps_the_root_in_step_and_stops_cleanly_on_sigterm(tmp_pat
             json.loads(line)  # whole lines only
 
 
-def test_follow_compacts_where_replay_does(tmp_path: Path, manager: MemoryManager) -> None:
+def test_follow_compacts_where_replay_does(tmp_path: Path) -> None:
     """Line by line, with the trigger asked while the agent is idle, `follow` runs the same
-    passes and records the same prompt sizes as `import --replay` of the finished log."""
+    passes and records the same prompt sizes as `import --replay` of the finished log.
+
+    In a window the agent's own prompt fits in (this log's provider figures carry ~16k fixed
+    tokens): in a window smaller than that fixed part every moment is over the threshold, so
+    how many passes run depends only on how often the trigger is asked."""
     from core.replay import replay
 
+    fits = {**SMALL_CONFIG, "context_window": 19000, "reserve_tokens": 1900}
+    fits.update(compress_at_percent=95, keep_recent_tokens=200)
+    config = load_config(write_config(tmp_path / "c.yaml", **fits), tmp_path).config
+    manager = MemoryManager(tmp_path / "memory", config)
     log = tmp_path / "claude.jsonl"
     follower = Follower(log, manager)
     with log.open("ab") as f:
@@ -286,6 +294,7 @@ def test_follow_compacts_where_replay_does(tmp_path: Path, manager: MemoryManage
         expected = replay(load_transcript(CLAUDE, "claude-code"), other)
     finally:
         other.close()
+    manager.close()
     got = follower.stats
     assert got.compactions == expected.compactions > 0
     assert got.prompt_sizes_recorded == expected.prompt_sizes_recorded
