@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SHOWN_ROOT = "/tmp/session-inspector-demo-x/memory"
 PROG = "session-inspector"
 

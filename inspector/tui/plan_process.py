@@ -56,7 +56,7 @@ class PlanProcess:
     def _start(self) -> subprocess.Popen[bytes]:
         if self._closed:
             raise PlanProcessError("the planning process was closed")
-        project = str(Path(__file__).resolve().parent.parent)
+        project = str(Path(__file__).resolve().parents[2])  # holds core/ and inspector/
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (project, env.get("PYTHONPATH")) if p)
         try:
