@@ -131,3 +131,13 @@ async def test_the_app_plans_in_its_thread_when_the_child_dies(
         preview = app.preview
         assert preview is not None
         assert preview.plan == _local(app.query_one(HotWindow).snapshot, app._headroom(app.config))
+
+
+def test_the_planning_child_runs_from_the_folder_of_our_packages() -> None:
+    import core
+    import inspector
+    from inspector.tui.plan_process import package_root
+
+    root = package_root()
+    assert Path(core.__file__).resolve().parent == root / "core"
+    assert Path(inspector.__file__).resolve().parent == root / "inspector"

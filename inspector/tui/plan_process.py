@@ -43,6 +43,12 @@ class PlanProcessError(Exception):
     """The child could not be started, died, or answered with an error (one line)."""
 
 
+def package_root() -> Path:
+    """The folder that holds this very `core/` and `inspector/`: the planning child runs there,
+    with it first on PYTHONPATH, so it imports our packages and never the user's folder's."""
+    return Path(__file__).resolve().parents[2]
+
+
 class PlanProcess:
     """The planning child and what it already holds (used by one plan worker at a time)."""
 
@@ -56,7 +62,7 @@ class PlanProcess:
     def _start(self) -> subprocess.Popen[bytes]:
         if self._closed:
             raise PlanProcessError("the planning process was closed")
-        project = str(Path(__file__).resolve().parents[2])  # holds core/ and inspector/
+        project = str(package_root())
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (project, env.get("PYTHONPATH")) if p)
         try:
