@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
-from core.import_stream import Stream, nonneg, source_compaction, text_of
-from core.transcript import _Builder, _iso_ts, _kind
+from core.import_stream import BuilderParser, nonneg, source_compaction, text_of
+from core.transcript import _iso_ts, _kind
 
 FORMAT = "claude-code"
 
@@ -51,8 +51,8 @@ _SLASH = re.compile(r"^\s*<command-(message|name)>")
 
 
 @dataclass
-class ClaudeCodeParser:
-    stream: Stream
+class ClaudeCodeParser(BuilderParser):
+    FORMAT: ClassVar[str] = FORMAT
     message_id: str | None = None
     """The assistant message (model call) still open."""
     held: list[dict[str, Any]] = field(default_factory=list)
@@ -63,14 +63,6 @@ class ClaudeCodeParser:
     """A compact_boundary waiting for its summary line: (line, ts, compactMetadata)."""
     queued: list[str] = field(default_factory=list)
     """Prompts typed while the agent worked (queue `enqueue`), not yet delivered."""
-
-    @classmethod
-    def create(cls, source: str) -> ClaudeCodeParser:
-        return cls(Stream(_Builder(FORMAT, source)))
-
-    @property
-    def b(self) -> _Builder:
-        return self.stream.builder
 
     def feed(self, line: int, value: Any) -> None:
         if not isinstance(value, dict) or not isinstance(value.get("type"), str):
