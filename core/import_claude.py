@@ -113,17 +113,21 @@ class ClaudeCodeParser(BuilderParser):
 
     # --- lines ---------------------------------------------------------------------------
 
+    def _blocks(self, message: dict[str, Any], line: int, problem: str) -> list[Any]:
+        """The message's content blocks (a plain string is one text block); `problem`, with
+        what the content is instead, as the error when it is neither."""
+        content = message.get("content")
+        if isinstance(content, str):
+            return [{"type": "text", "text": content}]
+        if not isinstance(content, list):
+            raise self.b.error(line, f"{problem}, got {_kind(content)}")
+        return content
+
     def _assistant(self, value: dict[str, Any], line: int, ts: str | None) -> None:
         message = value.get("message")
         if not isinstance(message, dict):
             raise self.b.error(line, 'an assistant line needs a "message" object')
-        content = message.get("content")
-        if isinstance(content, str):
-            content = [{"type": "text", "text": content}]
-        if not isinstance(content, list):
-            raise self.b.error(
-                line, f"assistant content must be a list of blocks, got {_kind(content)}"
-            )
+        content = self._blocks(message, line, "assistant content must be a list of blocks")
         if value.get("isApiErrorMessage") is True or message.get("model") == "<synthetic>":
             # Claude Code's own stand-in for a reply (an API error, "No response requested."):
             # no model call happened.
@@ -189,13 +193,7 @@ class ClaudeCodeParser(BuilderParser):
                 self.boundary = (line, ts, {})
             self._compaction(summary)
             return
-        content = message.get("content")
-        if isinstance(content, str):
-            content = [{"type": "text", "text": content}]
-        if not isinstance(content, list):
-            raise self.b.error(
-                line, f"user content must be a string or a list, got {_kind(content)}"
-            )
+        content = self._blocks(message, line, "user content must be a string or a list")
         results = [c for c in content if isinstance(c, dict) and c.get("type") == "tool_result"]
         others = [
             c for c in content if not (isinstance(c, dict) and c.get("type") == "tool_result")
