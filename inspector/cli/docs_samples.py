@@ -353,8 +353,11 @@ def _free_port() -> int:
 def _serve(args: Sequence[str], env: dict[str, str], cwd: Path) -> tuple[int, str, str]:
     """A server on a free port for a moment; its stderr with the port shown as the default."""
     port = _free_port()
-    code, _out, err = _run([*args, "--port", str(port), "--stop-after", "1"], env, cwd=cwd)
-    return code, "", err.replace(f":{port} ", ":8000 ")
+    _code, _out, err = _run([*args, "--port", str(port), "--stop-after", "1"], env, cwd=cwd)
+    if "serving the inspector on " not in err:
+        raise RuntimeError(f"serve did not start: {err}")
+    # How it ended is ours (the stop), not the sample's: a busy machine may stop it mid-start.
+    return 0, "", err.split("\n", 1)[0].replace(f":{port} ", ":8000 ") + "\n"
 
 
 def _events(root: Path) -> int:
