@@ -103,7 +103,7 @@ async def test_chunks_table_fits_narrow_screens(basic: Path, size: tuple[int, in
         else:
             assert shown[:5] == ["chunk id", "source", "events", "split", "tok b→a"]
         row = [cell.plain for cell in table.get_row_at(0)]
-        assert row[0] == "chunk_0001" and "192→186" in row
+        assert row[0] == "chunk_0001" and "192→187" in row
         # Drawn, not only laid out: the tokens column's label and the row are on screen, and
         # so is every tab.
         drawn = text_in(app.query_one(ChunksView))

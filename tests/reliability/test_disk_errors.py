@@ -105,15 +105,19 @@ def count_writes_of_a_pass(root: Path, victim: str = "replace") -> int:
 def _counted(victim: str, args: tuple[Any, ...]) -> bool:
     """The writes the matrix fails: every atomic replace, every `os.write` but those of
     chunks/index.catalog (derived data: a failed catalog write is ignored by design and the
-    next reader catches up; tests/test_index_scale.py)."""
+    next reader catches up; tests/test_index_scale.py) and of the prompt ledger
+    (session/prompts.jsonl and its prompt_texts/: a record that never fails a pass or a prompt
+    by design; tests/test_ledger.py)."""
     if victim == "replace":
         return TEMP_NAME_RE.match(Path(args[0]).name) is not None
     try:
         target = os.readlink(f"/proc/self/fd/{args[0]}")
     except OSError:
         return True
-    name = Path(target).name
-    return name != "index.catalog" and not name.startswith(".index.catalog.")
+    path = Path(target)
+    if path.name == "prompts.jsonl" or path.parent.name == "prompt_texts":
+        return False
+    return path.name != "index.catalog" and not path.name.startswith(".index.catalog.")
 
 
 def failing_at(k: int, victim: str) -> Callable[..., Any]:
