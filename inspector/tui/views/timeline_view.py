@@ -98,8 +98,8 @@ class TimelineView(SessionView):
     """The Timeline (see the module docstring)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("right,j", "move(1)", "Next row", id="timeline.next"),
-        Binding("left,k", "move(-1)", "Previous row", id="timeline.prev"),
+        Binding("right,j", "move(1)", "Next row", show=False, id="timeline.next"),
+        Binding("left,k", "move(-1)", "Previous row", show=False, id="timeline.prev"),
         Binding("n", "next_pass(1)", "Next pass", id="timeline.next_pass"),
         Binding("N", "next_pass(-1)", "Previous pass", id="timeline.prev_pass"),
         Binding("home", "jump(0)", "First row", show=False, id="timeline.first"),
@@ -424,7 +424,9 @@ class TimelineView(SessionView):
             text.append(f"  … {len(self.facts) - DROPPED_SHOWN} more\n", style="dim")
         if self.facts:
             text.append("  ↑/↓ select · r recall the events that hold it\n", style="dim")
-        self.query_one("#timeline-dropped", Static).update(text)
+        dropped = self.query_one("#timeline-dropped", Static)
+        dropped.update(text)
+        dropped.display = bool(text.plain)
 
     def selected_fact(self) -> Fact | None:
         if not self.facts:
