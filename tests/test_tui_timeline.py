@@ -406,3 +406,24 @@ def test_time_travel_snapshot(snap_compare, tmp_path: Path, size: tuple[int, int
         await settle(app, pilot)
 
     assert snap_compare(make(root), terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.extended
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_timeline_tab_snapshot(snap_compare, tmp_path: Path, size: tuple[int, int]):  # type: ignore[no-untyped-def]
+    """The Timeline as the 8th tab of the app, on a pass with its dropped facts."""
+    from tests.helpers.tui import make
+    from tests.tui_fixtures import _fix_session
+
+    root = tmp_path / "m"
+    _fix_session(fixed_session(root))
+
+    async def run_before(pilot: Pilot[int]) -> None:
+        app = pilot.app
+        await settle(app, pilot)
+        await pilot.press("8")
+        await settle(app, pilot)
+        await pilot.press("N")
+        await settle(app, pilot)
+
+    assert snap_compare(make(root), terminal_size=size, run_before=run_before)
