@@ -272,3 +272,16 @@ def test_unknown_scenario_is_bad_input(tmp_path: Path) -> None:
     with pytest.raises(BadInputError, match="unknown demo scenario"):
         DemoPlayer(MemoryManager(tmp_path / "m", demo_config()), "nope")
     assert scenario_names() == list(SCENARIOS)
+
+
+def test_a_skipped_pass_never_reads_as_at_the_limit() -> None:
+    """69.8 % of the window is below a 70 % limit: the demo's line must not say "70% < 70%"."""
+    from core.config import CompactionConfig
+    from core.maintenance import PassResult
+    from core.trigger import should_compress
+    from inspector.demo.agent import _skip_reason
+
+    config = CompactionConfig(context_window=6000, compress_at_percent=70, reserve_tokens=100)
+    decision = should_compress(prompt_tokens=4190, event_count=10, config=config)
+    result = PassResult(compacted=False, reason="not needed: …", trigger=decision)
+    assert _skip_reason(result) == "not needed: prompt 4,190 tokens, 69% of 6,000 < 70%"

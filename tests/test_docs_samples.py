@@ -6,7 +6,15 @@ from __future__ import annotations
 
 import pytest
 
-from inspector.cli.docs_samples import DOCS, REPO, generate, marked, normalized, rewrite
+from inspector.cli.docs_samples import (
+    DOCS,
+    REPO,
+    generate,
+    marked,
+    normalized,
+    rewrite,
+    unmarked,
+)
 
 
 def test_rewrite_replaces_only_marked_blocks() -> None:
@@ -15,6 +23,17 @@ def test_rewrite_replaces_only_marked_blocks() -> None:
     assert "new" in new and "old" not in new and "hand" in new
     assert marked(new) == {"x": "$ session-inspector status\nnew\n"}
     assert normalized("ev_" + "a" * 32 + " 12 ms") == "ev_… N ms"
+    assert unmarked(text) == [6] and unmarked(new) == [7]  # the sample grew a line
+
+
+def test_every_console_block_of_cli_md_is_a_generated_sample() -> None:
+    text = (REPO / "docs" / "CLI.md").read_text(encoding="utf-8")
+    assert unmarked(text) == [], (
+        "docs/CLI.md: ```console blocks without a `<!-- sample: NAME -->` marker at lines "
+        f"{unmarked(text)}; add the sample to DOCS in inspector/cli/docs_samples.py"
+    )
+    names = {sample.name for sample in DOCS["docs/CLI.md"]}
+    assert set(marked(text)) == names, "every marker in docs/CLI.md names a sample the script runs"
 
 
 @pytest.mark.extended
@@ -23,6 +42,8 @@ def test_docs_samples_match_a_fresh_run(doc: str) -> None:
     text = (REPO / doc).read_text(encoding="utf-8")
     blocks = generate(doc)
     assert set(blocks) <= set(marked(text)), "every sample has its marker"
+    if doc == "docs/CLI.md":
+        assert unmarked(text) == [], "every console sample of docs/CLI.md is generated"
     for name, body in blocks.items():
         assert normalized(marked(text)[name]) == normalized(body), (
             f"{doc}: sample {name} differs from what the program prints now; "

@@ -8,9 +8,15 @@ A sample is a ```console block right after a marker line `<!-- sample: NAME -->`
 `$ session-inspector …` lines, each followed by what the command printed (stdout, then what it
 wrote on stderr; `[exit N]` when it failed). Each doc's samples run in order on one fresh demo
 root (`demo --no-tui` in a temporary folder, shown as /tmp/session-inspector-demo-x/memory),
-so a later sample sees what an earlier one did. Ids, session ids, times and timings differ on
-every run: `normalized()` masks them, and `tests/test_docs_samples.py` compares the docs with
-a fresh run through it. Blocks without a marker are written by hand.
+so a later sample sees what an earlier one did. Samples made with `w()` run in a working
+folder beside it (shown as /home/me/agent) that holds the transcripts of
+tests/data/transcripts/, the small files of `WORKDIR_FILES` and `memory` (the demo root): the
+crash/repair walkthrough (the demo's crash scenario, whose pass dies at the
+`after_events_replace` fault point), `import`, `follow`, `serve` and the error samples run
+there, every command for real. Ids, session ids, times and timings differ on every run:
+`normalized()` masks them, and `tests/test_docs_samples.py` compares the docs with a fresh
+run through it. docs/CLI.md has no ```console block without a marker (the test checks it);
+README.md's other blocks are written by hand.
 """
 
 from __future__ import annotations
@@ -20,9 +26,12 @@ import difflib
 import os
 import re
 import shlex
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,18 +51,42 @@ class Command:
     head: int | None = None
     shown: str | None = None
     """How the command line reads in the doc when it differs from `args` (a redirect)."""
+    serve: bool = False
+    """A server: run on a free port (shown as the default 8000), stopped after a moment; only
+    its own stderr line is kept (textual-serve's banner on stdout names this machine's Python)."""
+    stderr_first: bool = False
+    """Show what it wrote on stderr before its stdout (what it says at the start, as a
+    terminal shows it: the demo's root, import's detected format)."""
+    follow: bool = False
+    """`follow`: interrupted (SIGINT, shown as `^C`) once the memory root holds as many events
+    as `import --replay` makes of the same log."""
 
 
 @dataclass(frozen=True)
 class Sample:
     name: str
     commands: tuple[Command, ...]
+    workdir: bool = False
+    """Run in the doc's working folder (shown as /home/me/agent) instead of the repository:
+    its commands name their roots (`--memory-dir ./crash`) and files (the transcripts of
+    tests/data/transcripts/ and the files of `WORKDIR_FILES`) relative to it."""
 
 
 def c(
-    *args: str, stdin: str | None = None, head: int | None = None, shown: str | None = None
+    *args: str,
+    stdin: str | None = None,
+    head: int | None = None,
+    shown: str | None = None,
+    serve: bool = False,
+    stderr_first: bool = False,
+    follow: bool = False,
 ) -> Command:
-    return Command(tuple(args), stdin, head, shown)
+    return Command(tuple(args), stdin, head, shown, serve, stderr_first, follow)
+
+
+def w(name: str, *commands: Command) -> Sample:
+    """A sample run in the working folder."""
+    return Sample(name, commands, workdir=True)
 
 
 DEMO = ("demo", "--no-tui")
@@ -65,6 +98,31 @@ BATCH = (
     '"tool_call_id":"call_b1"}\n'
     '{"type":"tool_result","name":"shell","tool_call_id":"call_b1","content":"level: 41"}\n'
 )
+
+SHOWN_WORKDIR = "/home/me/agent"
+TRANSCRIPTS = REPO / "tests" / "data" / "transcripts"
+
+WORKDIR_FILES = {
+    # A pi session whose second line was cut off mid-string.
+    "broken.jsonl": (
+        '{"type": "session", "version": 3, "id": "0f3c9a52", '
+        '"timestamp": "2026-11-28T09:14:02.118Z", "cwd": "/home/me/agent"}\n'
+        '{"type": "message", "id": "a1", "parentId": null, "timestamp": "2026-11-28T09:14:09Z", '
+        '"message": {"role": "user", "content": "Add a --dry-run flag to the import comm\n'
+    ),
+    "bad.jsonl": (
+        '{"type":"user_input","content":"Mute the phone until 8"}\n'
+        '{"type":"user_input" "content":"and turn on do not disturb"}\n'
+    ),
+    "bad.yaml": "session_compaction:\n  context_window: big\n",
+    "small.yaml": (
+        "session_compaction:\n"
+        "  context_window: 3700\n"
+        "  reserve_tokens: 370\n"
+        "  keep_recent_tokens: 462\n"
+    ),
+}
+"""Files the working-folder samples read, written by the script."""
 
 DOCS: dict[str, tuple[Sample, ...]] = {
     "README.md": (
@@ -82,6 +140,7 @@ DOCS: dict[str, tuple[Sample, ...]] = {
     ),
     "docs/CLI.md": (
         Sample("cli-demo", (c(*DEMO),)),
+        w("cli-serve", c("--memory-dir", "./memory", "serve", "--read-only", serve=True)),
         Sample("cli-status", (c("status"),)),
         Sample("cli-status-json", (c("status", "--json", head=12),)),
         Sample("cli-plan", (c("plan", "--prompt-tokens", "4500", head=24),)),
@@ -104,6 +163,10 @@ DOCS: dict[str, tuple[Sample, ...]] = {
         Sample("cli-compact", (c("compact"),)),
         Sample("cli-compact-json", (c("compact", "--force", "--json"),)),
         Sample("cli-recall-none", (c("recall", "Bluetooth"),)),
+        Sample(
+            "cli-recall-all-sessions",
+            (c("recall", "crash log", "--all-sessions", "--limit", "1", head=8),),
+        ),
         Sample("cli-recall-cjk", (c("recall", "夜跑 入门计划", "--limit", "1", head=14),)),
         Sample(
             "cli-prompt-json",
@@ -119,8 +182,97 @@ DOCS: dict[str, tuple[Sample, ...]] = {
                 ),
             ),
         ),
+        Sample("cli-timeline", (c("timeline"),)),
+        Sample("cli-prompt-at", (c("prompt", "--at", "4", head=16),)),
+        Sample("cli-dropped", (c("dropped", "chunk_0001"),)),
         Sample("cli-rotate", (c("rotate"), c("rotate"))),
+        w(
+            "cli-crash-demo",
+            c(
+                "demo",
+                "--no-tui",
+                "--scenario",
+                "crash",
+                "--memory-dir",
+                "./crash",
+                stderr_first=True,
+            ),
+        ),
+        w("cli-crash-status", c("--memory-dir", "./crash", "status", "--json")),
+        w(
+            "cli-crash-recall",
+            c(
+                "--memory-dir",
+                "./crash",
+                "recall",
+                "background location",
+                "--limit",
+                "1",
+                "--json",
+                head=12,
+            ),
+        ),
+        w("cli-crash-repair", c("--memory-dir", "./crash", "repair")),
         Sample("cli-repair-healthy", (c("repair"),)),
+        w(
+            "cli-import-plain",
+            c(
+                "--memory-dir",
+                "./plain",
+                "import",
+                "--format",
+                "mini-swe-agent",
+                "mini_swe_agent.traj.json",
+            ),
+        ),
+        w(
+            "cli-import-replay",
+            c(
+                "--memory-dir",
+                "./replayed",
+                "--config",
+                "small.yaml",
+                "import",
+                "--format",
+                "pi",
+                "pi_session.jsonl",
+                "--replay",
+            ),
+        ),
+        w(
+            "cli-import-broken",
+            c("--memory-dir", "./nothing", "import", "--format", "pi", "broken.jsonl"),
+        ),
+        w(
+            "cli-import-detect",
+            c(
+                "--memory-dir",
+                "./cc",
+                "import",
+                "claude_code_session.jsonl",
+                "--replay",
+                stderr_first=True,
+            ),
+            c("--memory-dir", "./x", "import", "--format", "pi", "codex_rollout.jsonl"),
+        ),
+        w("cli-follow", c("--memory-dir", "./watch", "follow", "codex_rollout.jsonl", follow=True)),
+        w("cli-error-no-root", c("--memory-dir", "./nowhere", "status")),
+        w(
+            "cli-error-bad-line",
+            c(
+                "--memory-dir",
+                "./crash",
+                "append",
+                "-",
+                stdin=WORKDIR_FILES["bad.jsonl"],
+                shown="--memory-dir ./crash append - < bad.jsonl",
+            ),
+        ),
+        w(
+            "cli-error-bad-config",
+            c("--memory-dir", "./crash", "--config", "bad.yaml", "status"),
+        ),
+        w("cli-error-no-query", c("recall")),
     ),
 }
 
@@ -134,6 +286,13 @@ _MASKS: tuple[tuple[re.Pattern[str], str], ...] = (
     # JSON fractions: timings (`timings_ms`) differ on every run; scores are masked with them.
     (re.compile(r'("[a-z_]+": )\d+\.\d+'), r"\1N"),
     (re.compile(r"session-inspector-demo-[A-Za-z0-9_]+"), "session-inspector-demo-x"),
+    (re.compile(r"pending-\d{8}T\d+Z-[0-9a-f]{6}"), "pending-…"),
+    (re.compile(r"\b\d\d:\d\d:\d\d\.\d{3}\b"), "HH:MM:SS.mmm"),
+    (re.compile(r"\bc[0-9a-f]{12}\b"), "c…"),  # a model call's id in the prompt ledger
+    # A timing's width moves a table's columns: compare the words, not the padding.
+    (re.compile(r"─+"), "─"),
+    (re.compile(r" +$", re.M), ""),
+    (re.compile(r" {2,}"), " "),
 )
 
 
@@ -159,11 +318,11 @@ def _env(tmp: Path) -> dict[str, str]:
 
 
 def _run(
-    args: Sequence[str], env: dict[str, str], stdin: str | None = None
+    args: Sequence[str], env: dict[str, str], stdin: str | None = None, cwd: Path = REPO
 ) -> tuple[int, str, str]:
     proc = subprocess.run(
         [sys.executable, "-m", "inspector", *args],
-        cwd=REPO,
+        cwd=cwd,
         env=env,
         input=stdin or "",
         capture_output=True,
@@ -185,17 +344,71 @@ def _demo_root(env: dict[str, str]) -> tuple[Path, str]:
     return Path(first.split("demo memory root: ", 1)[1].strip()), err + out
 
 
-def _block(sample: Sample, root: Path, env: dict[str, str], demo: str) -> str:
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _serve(args: Sequence[str], env: dict[str, str], cwd: Path) -> tuple[int, str, str]:
+    """A server on a free port for a moment; its stderr with the port shown as the default."""
+    port = _free_port()
+    _code, _out, err = _run([*args, "--port", str(port), "--stop-after", "1"], env, cwd=cwd)
+    if "serving the inspector on " not in err:
+        raise RuntimeError(f"serve did not start: {err}")
+    # How it ended is ours (the stop), not the sample's: a busy machine may stop it mid-start.
+    return 0, "", err.split("\n", 1)[0].replace(f":{port} ", ":8000 ") + "\n"
+
+
+def _events(root: Path) -> int:
+    path = root / "session" / "events.jsonl"
+    return len(path.read_bytes().splitlines()) if path.exists() else 0
+
+
+def _follow(args: Sequence[str], env: dict[str, str], cwd: Path) -> tuple[int, str, str]:
+    """`follow` until the root holds what `import --replay` makes of the log, then SIGINT."""
+    root, log = cwd / args[args.index("--memory-dir") + 1], args[-1]
+    with tempfile.TemporaryDirectory(prefix="follow-expected-", dir=cwd) as scratch:
+        _run(["--memory-dir", scratch, "import", log, "--replay"], env, cwd=cwd)
+        expected = _events(Path(scratch))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "inspector", *args],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        encoding="utf-8",
+    )
+    deadline = time.monotonic() + 120
+    while _events(root) < expected and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    if _events(root) < expected:
+        raise RuntimeError(f"follow stored {_events(root)} of {expected} events: {err}")
+    return proc.returncode, "", err + "^C\n" + out
+
+
+def _block(sample: Sample, root: Path, env: dict[str, str], demo: str, workdir: Path) -> str:
     env = {**env, "SESSION_MEMORY_DIR": str(root)}
+    cwd = workdir if sample.workdir else REPO
     lines: list[str] = []
     for command in sample.commands:
         shown = command.shown or shlex.join(command.args)
         lines.append(f"$ {PROG} {shown}")
         if command.args == DEMO:
             code, out, err = 0, demo, ""
+        elif command.serve:
+            code, out, err = _serve(command.args, env, cwd)
+        elif command.follow:
+            code, out, err = _follow(command.args, env, cwd)
         else:
-            code, out, err = _run(command.args, env, command.stdin)
-        text = (out + err).replace(str(root), SHOWN_ROOT).rstrip("\n")
+            code, out, err = _run(command.args, env, command.stdin, cwd)
+        text = (err + out if command.stderr_first else out + err).replace(str(root), SHOWN_ROOT)
+        text = text.replace(str(workdir), SHOWN_WORKDIR).rstrip("\n")
         output = text.split("\n") if text else []
         if command.head is not None and len(output) > command.head:
             output = [*output[: command.head], "…"]
@@ -210,7 +423,14 @@ def generate(doc: str) -> dict[str, str]:
     with tempfile.TemporaryDirectory(prefix="docs-samples-") as tmp:
         env = _env(Path(tmp))
         root, demo = _demo_root(env)
-        return {sample.name: _block(sample, root, env, demo) for sample in DOCS[doc]}
+        workdir = Path(tmp) / "agent"
+        workdir.mkdir()
+        (workdir / "memory").symlink_to(root, target_is_directory=True)
+        for transcript in TRANSCRIPTS.iterdir():
+            (workdir / transcript.name).write_bytes(transcript.read_bytes())
+        for name, content in WORKDIR_FILES.items():
+            (workdir / name).write_text(content, encoding="utf-8")
+        return {sample.name: _block(sample, root, env, demo, workdir) for sample in DOCS[doc]}
 
 
 def rewrite(text: str, blocks: dict[str, str]) -> str:
@@ -226,6 +446,19 @@ def rewrite(text: str, blocks: dict[str, str]) -> str:
 def marked(text: str) -> dict[str, str]:
     """The bodies of the marked blocks in a doc, by name."""
     return {m.group(1): m.group(2) for m in _MARKER.finditer(text)}
+
+
+_CONSOLE = re.compile(r"^```console$", re.M)
+
+
+def unmarked(text: str) -> list[int]:
+    """The line numbers of ```console blocks in `text` without a sample marker above them."""
+    lines = text.split("\n")
+    return [
+        text.count("\n", 0, m.start()) + 1
+        for m in _CONSOLE.finditer(text)
+        if not lines[text.count("\n", 0, m.start()) - 1].startswith("<!-- sample: ")
+    ]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -90,8 +90,9 @@ def _skip_reason(result: PassResult) -> str:
     if trigger is None or not reason.startswith("not needed"):
         return _short(reason, 90)
     if trigger.prompt_tokens is not None and trigger.percent is not None:
+        # Rounded down: 69.8 % must not read as "70% < 70%".
         return (
-            f"not needed: prompt {trigger.prompt_tokens:,} tokens, {trigger.percent:.0f}% of "
+            f"not needed: prompt {trigger.prompt_tokens:,} tokens, {int(trigger.percent)}% of "
             f"{trigger.context_window:,} < {trigger.compress_at_percent:g}%"
         )
     return f"not needed: {trigger.event_count} events ≤ {trigger.count_threshold}"
