@@ -116,6 +116,30 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
+def append_mended(fd: int, data: bytes) -> None:
+    """Write `data` to `fd` (opened O_APPEND and readable), on a new line when the file's last
+    byte is not a newline (a torn append before)."""
+    size = os.fstat(fd).st_size
+    if size and os.pread(fd, 1, size - 1) != b"\n":
+        data = b"\n" + data
+    write_all(fd, data)
+
+
+def read_tail(path: Path | str, limit: int) -> tuple[bytes, int] | None:
+    """The last `limit` bytes of the file and the offset they start at, never through a link;
+    None when the file cannot be opened (a read error after that raises OSError)."""
+    try:
+        fd = open_no_symlink(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        size = os.fstat(fd).st_size
+        start = max(0, size - limit)
+        return os.pread(fd, size - start, start), start
+    finally:
+        os.close(fd)
+
+
 def append_synced(path: Path | str, data: bytes, *, mend: bool = False) -> None:
     """Append `data` to the existing regular file `path` and fsync it: what follows (a
     rename, a deletion of the evidence) may rely on the bytes being durable. `mend`: create
@@ -127,10 +151,9 @@ def append_synced(path: Path | str, data: bytes, *, mend: bool = False) -> None:
         fd = open_no_symlink(path, flags)
         try:
             if mend:
-                size = os.fstat(fd).st_size
-                if size and os.pread(fd, 1, size - 1) != b"\n":
-                    data = b"\n" + data
-            write_all(fd, data)
+                append_mended(fd, data)
+            else:
+                write_all(fd, data)
             os.fsync(fd)
         finally:
             os.close(fd)

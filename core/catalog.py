@@ -34,7 +34,13 @@ from typing import Any, overload
 
 import yaml
 
-from core.atomic import atomic_write_bytes, open_no_symlink, read_bytes_no_symlink, write_all
+from core.atomic import (
+    atomic_write_bytes,
+    open_no_symlink,
+    read_bytes_no_symlink,
+    read_tail,
+    write_all,
+)
 from core.chunks import (
     INDEX_VERSION,
     ChunkEntry,
@@ -428,16 +434,12 @@ def _load_raw(path: Path) -> tuple[list[bytes], list[str] | None, bool]:
 def _last_line(path: Path) -> tuple[CatalogEntry, tuple[int, int, int, str]] | None:
     """The catalog's last whole line, parsed (None: empty, torn or unreadable)."""
     try:
-        fd = open_no_symlink(path, os.O_RDONLY)
+        tail = read_tail(path, 1 << 16)
     except OSError:
         return None
-    try:
-        size = os.fstat(fd).st_size
-        chunk = os.pread(fd, min(size, 1 << 16), max(0, size - (1 << 16)))
-    except OSError:
+    if tail is None:
         return None
-    finally:
-        os.close(fd)
+    chunk = tail[0]
     if not chunk.endswith(b"\n"):
         return None
     return _parse_line(chunk[:-1].rsplit(b"\n", 1)[-1])

@@ -187,18 +187,7 @@ def _pack(
     head = f"{RECORD_LABEL} {label}: "
 
     def lines_for(items: Sequence[str], note: str) -> list[str]:
-        out: list[str] = []
-        line = ""
-        for path in sorted(items):
-            item = fit_tokens(path, LINE_TOKENS - estimate_tokens(head) - 1)
-            candidate = f"{line}, {item}" if line else head + item
-            if line and estimate_tokens(candidate) > LINE_TOKENS:
-                out.append(line)
-                line = head + item
-            else:
-                line = candidate
-        if line:
-            out.append(line)
+        out = _wrap(head, sorted(items))
         if note:
             if out and estimate_tokens(f"{out[-1]} {note}") <= LINE_TOKENS:
                 out[-1] = f"{out[-1]} {note}"
@@ -215,15 +204,8 @@ def _pack(
     if len(whole) <= max_lines:
         return whole
     # Fewer paths never take more lines: the most that fit, by bisection.
-    low, high, best = 1, len(paths) - 1, [head + more_note.format(n=len(paths) + earlier)]
-    while low <= high:
-        mid = (low + high) // 2
-        lines = attempt(mid)
-        if len(lines) <= max_lines:
-            best, low = lines, mid + 1
-        else:
-            high = mid - 1
-    return best[:max_lines]
+    best = [head + more_note.format(n=len(paths) + earlier)]
+    return _most_that_fit(attempt, len(paths) - 1, max_lines, best)[:max_lines]
 
 
 def record_lines(record: FileRecord | None, max_lines: int) -> list[str]:
@@ -245,21 +227,35 @@ def _pack_names(names: Sequence[str], max_lines: int) -> list[str]:
     head = f"{NAMES_LABEL} "
 
     def lines_for(count: int) -> list[str]:
-        out: list[str] = []
-        line = ""
-        for item in sorted(names[len(names) - count :], key=str.lower):
-            item = fit_tokens(item, LINE_TOKENS - estimate_tokens(head) - 1)
-            candidate = f"{line}, {item}" if line else head + item
-            if line and estimate_tokens(candidate) > LINE_TOKENS:
-                out.append(line)
-                line = head + item
-            else:
-                line = candidate
-        if line:
-            out.append(line)
-        return out
+        return _wrap(head, sorted(names[len(names) - count :], key=str.lower))
 
-    low, high, best = 1, len(names), []
+    return _most_that_fit(lines_for, len(names), max_lines, [])
+
+
+def _wrap(head: str, items: Sequence[str]) -> list[str]:
+    """The items, in the order given, as `head a, b, …` lines of at most LINE_TOKENS each; an
+    item too long for a line on its own is shortened (fit_tokens)."""
+    out: list[str] = []
+    line = ""
+    for raw in items:
+        item = fit_tokens(raw, LINE_TOKENS - estimate_tokens(head) - 1)
+        candidate = f"{line}, {item}" if line else head + item
+        if line and estimate_tokens(candidate) > LINE_TOKENS:
+            out.append(line)
+            line = head + item
+        else:
+            line = candidate
+    if line:
+        out.append(line)
+    return out
+
+
+def _most_that_fit(
+    lines_for: Callable[[int], list[str]], high: int, max_lines: int, best: list[str]
+) -> list[str]:
+    """lines_for(n) for the largest n in 1..high whose lines number at most max_lines, found by
+    bisection (fewer items never take more lines); best when not even n=1 fits."""
+    low = 1
     while low <= high:
         mid = (low + high) // 2
         lines = lines_for(mid)

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
-from core.import_stream import Stream, nonneg, source_compaction, text_of
-from core.transcript import _Builder, _iso_ts, _kind
+from core.import_stream import BuilderParser, nonneg, source_compaction, text_of
+from core.transcript import _iso_ts, _kind
 
 FORMAT = "claude-code"
 
@@ -51,8 +51,8 @@ _SLASH = re.compile(r"^\s*<command-(message|name)>")
 
 
 @dataclass
-class ClaudeCodeParser:
-    stream: Stream
+class ClaudeCodeParser(BuilderParser):
+    FORMAT: ClassVar[str] = FORMAT
     message_id: str | None = None
     """The assistant message (model call) still open."""
     held: list[dict[str, Any]] = field(default_factory=list)
@@ -63,14 +63,6 @@ class ClaudeCodeParser:
     """A compact_boundary waiting for its summary line: (line, ts, compactMetadata)."""
     queued: list[str] = field(default_factory=list)
     """Prompts typed while the agent worked (queue `enqueue`), not yet delivered."""
-
-    @classmethod
-    def create(cls, source: str) -> ClaudeCodeParser:
-        return cls(Stream(_Builder(FORMAT, source)))
-
-    @property
-    def b(self) -> _Builder:
-        return self.stream.builder
 
     def feed(self, line: int, value: Any) -> None:
         if not isinstance(value, dict) or not isinstance(value.get("type"), str):
@@ -121,17 +113,21 @@ class ClaudeCodeParser:
 
     # --- lines ---------------------------------------------------------------------------
 
+    def _blocks(self, message: dict[str, Any], line: int, problem: str) -> list[Any]:
+        """The message's content blocks (a plain string is one text block); `problem`, with
+        what the content is instead, as the error when it is neither."""
+        content = message.get("content")
+        if isinstance(content, str):
+            return [{"type": "text", "text": content}]
+        if not isinstance(content, list):
+            raise self.b.error(line, f"{problem}, got {_kind(content)}")
+        return content
+
     def _assistant(self, value: dict[str, Any], line: int, ts: str | None) -> None:
         message = value.get("message")
         if not isinstance(message, dict):
             raise self.b.error(line, 'an assistant line needs a "message" object')
-        content = message.get("content")
-        if isinstance(content, str):
-            content = [{"type": "text", "text": content}]
-        if not isinstance(content, list):
-            raise self.b.error(
-                line, f"assistant content must be a list of blocks, got {_kind(content)}"
-            )
+        content = self._blocks(message, line, "assistant content must be a list of blocks")
         if value.get("isApiErrorMessage") is True or message.get("model") == "<synthetic>":
             # Claude Code's own stand-in for a reply (an API error, "No response requested."):
             # no model call happened.
@@ -197,13 +193,7 @@ class ClaudeCodeParser:
                 self.boundary = (line, ts, {})
             self._compaction(summary)
             return
-        content = message.get("content")
-        if isinstance(content, str):
-            content = [{"type": "text", "text": content}]
-        if not isinstance(content, list):
-            raise self.b.error(
-                line, f"user content must be a string or a list, got {_kind(content)}"
-            )
+        content = self._blocks(message, line, "user content must be a string or a list")
         results = [c for c in content if isinstance(c, dict) and c.get("type") == "tool_result"]
         others = [
             c for c in content if not (isinstance(c, dict) and c.get("type") == "tool_result")

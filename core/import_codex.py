@@ -13,10 +13,10 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
-from core.import_stream import Stream, nonneg, source_compaction, text_of
-from core.transcript import _arguments, _Builder, _iso_ts
+from core.import_stream import BuilderParser, nonneg, source_compaction, text_of
+from core.transcript import _arguments, _iso_ts
 
 FORMAT = "codex"
 
@@ -46,22 +46,14 @@ snapshot of the work tree)."""
 
 
 @dataclass
-class CodexParser:
-    stream: Stream
+class CodexParser(BuilderParser):
+    FORMAT: ClassVar[str] = FORMAT
     last_total: int | None = None
     """`total_token_usage.total_tokens` of the last token_count (a repeat has not moved)."""
     reasoning: list[str] = field(default_factory=list)
     """Reasoning summaries of the open call, put on its next output's `meta.reasoning_summary`."""
     awaiting_prompt: bool = False
     """The open call has no prompt size yet (its token_count is still to come)."""
-
-    @classmethod
-    def create(cls, source: str) -> CodexParser:
-        return cls(Stream(_Builder(FORMAT, source)))
-
-    @property
-    def b(self) -> _Builder:
-        return self.stream.builder
 
     def feed(self, line: int, value: Any) -> None:
         if isinstance(value, dict) and "type" not in value:

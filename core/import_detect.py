@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import BadInputError
-from core.importers import check_format, parse_transcript, read_capped
+from core.importers import check_format, decode_utf8, parse_transcript, read_transcript_bytes
 from core.transcript import Transcript
 
 _CODEX_TYPES = frozenset(
@@ -99,25 +99,12 @@ def _messages_format(doc: dict[str, Any]) -> str:
 
 def read_text(path: Path) -> str:
     """A transcript's text; BadInputError (FILE or FILE:LINE) when it cannot be read."""
-    source = str(path)
-    try:
-        with path.open("rb") as stream:
-            data = read_capped(stream, source)
-    except OSError as exc:
-        raise BadInputError(
-            f"{source}: cannot read the transcript: {exc.strerror or exc}"
-        ) from None
-    return decode_text(data, source)
+    return decode_text(read_transcript_bytes(path), str(path))
 
 
 def decode_text(data: bytes, source: str) -> str:
     """UTF-8 text, without a byte order mark; BadInputError naming the line when it is not."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise BadInputError(f"{source}:{line}: not UTF-8 text") from None
-    return text.removeprefix("\ufeff")
+    return decode_utf8(data, source).removeprefix("\ufeff")
 
 
 def resolve_format(text: str, fmt: str | None, source: str) -> tuple[str, bool]:

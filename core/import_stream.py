@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol, Self
 
 from core.errors import BadInputError
 from core.state import MAX_PROMPT_TOKENS
@@ -152,6 +152,23 @@ class Stream:
         _fill_timestamps(transcript.events())
         check_transcript(transcript)
         return transcript
+
+
+@dataclass
+class BuilderParser:
+    """What the Claude Code and Codex line parsers share: a Stream whose `_Builder` is made for
+    the subclass's FORMAT, reached as `self.b`."""
+
+    stream: Stream
+    FORMAT: ClassVar[str]
+
+    @classmethod
+    def create(cls, source: str) -> Self:
+        return cls(Stream(_Builder(cls.FORMAT, source)))
+
+    @property
+    def b(self) -> _Builder:
+        return self.stream.builder
 
 
 class LineParser(Protocol):

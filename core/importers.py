@@ -54,15 +54,29 @@ written, and `/dev/zero` or a runaway log must end in a clear error, not in all 
 def load_transcript(path: Path, fmt: str) -> Transcript:
     """Read and parse one transcript file; BadInputError on an unknown format or bad input."""
     check_format(fmt)
+    return decode_transcript(read_transcript_bytes(path), fmt, str(path))
+
+
+def read_transcript_bytes(path: Path) -> bytes:
+    """A transcript file's bytes, at most MAX_TRANSCRIPT_BYTES; BadInputError (FILE) when it
+    cannot be read or is larger."""
     source = str(path)
     try:
         with path.open("rb") as stream:
-            data = read_capped(stream, source)
+            return read_capped(stream, source)
     except OSError as exc:
         raise BadInputError(
             f"{source}: cannot read the transcript: {exc.strerror or exc}"
         ) from None
-    return decode_transcript(data, fmt, source)
+
+
+def decode_utf8(data: bytes, source: str) -> str:
+    """The bytes as UTF-8 text; BadInputError naming the line (FILE:LINE) when they are not."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise BadInputError(f"{source}:{line}: not UTF-8 text") from None
 
 
 def read_capped(stream: BinaryIO, source: str, limit: int = MAX_TRANSCRIPT_BYTES) -> bytes:
@@ -79,12 +93,7 @@ def read_capped(stream: BinaryIO, source: str, limit: int = MAX_TRANSCRIPT_BYTES
 def decode_transcript(data: bytes, fmt: str, source: str) -> Transcript:
     """Parse a transcript's bytes (UTF-8); BadInputError naming the line when they are not."""
     check_format(fmt)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise BadInputError(f"{source}:{line}: not UTF-8 text") from None
-    return parse_transcript(text, fmt, source)
+    return parse_transcript(decode_utf8(data, source), fmt, source)
 
 
 def parse_transcript(text: str, fmt: str, source: str = "<string>") -> Transcript:

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.atomic import open_no_symlink, read_bytes_no_symlink, write_all
+from core.atomic import append_mended, open_no_symlink, read_bytes_no_symlink, read_tail, write_all
 from core.errors import BadInputError, StoreError
 from core.events import Event, is_synthetic, now_ts
 from core.paths import MemoryPaths
@@ -141,27 +141,19 @@ def append_line(paths: MemoryPaths, obj: dict[str, Any], *, mend: bool = True) -
     fd = open_no_symlink(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
     try:
         if mend:
-            size = os.fstat(fd).st_size
-            if size and os.pread(fd, 1, size - 1) != b"\n":
-                data = b"\n" + data
-        write_all(fd, data)
+            append_mended(fd, data)
+        else:
+            write_all(fd, data)
     finally:
         os.close(fd)
 
 
 def last_call_id(paths: MemoryPaths) -> str | None:
     """The id of the latest `call` line (read from the ledger's end); None when there is none."""
-    path = ledger_path(paths)
-    try:
-        fd = open_no_symlink(path, os.O_RDONLY)
-    except OSError:
+    tail = read_tail(ledger_path(paths), TAIL_BYTES)
+    if tail is None:
         return None
-    try:
-        size = os.fstat(fd).st_size
-        start = max(0, size - TAIL_BYTES)
-        data = os.pread(fd, size - start, start)
-    finally:
-        os.close(fd)
+    data, start = tail
     lines = data.split(b"\n")
     if start > 0:
         lines = lines[1:]
@@ -453,15 +445,22 @@ def _parse_all(raws: list[bytes]) -> list[object]:
     return out
 
 
-def read_ledger(paths: MemoryPaths) -> LedgerRead:
-    """Parse `session/prompts.jsonl` (missing: empty). Never raises on bad lines."""
+def _start_read(paths: MemoryPaths) -> tuple[LedgerRead, list[bytes]]:
+    """The ledger's raw lines and a LedgerRead to fill (exists, torn_tail set); no lines and
+    an empty LedgerRead when the file is missing."""
     data = _read_bytes(paths)
     if data is None:
-        return LedgerRead([])
+        return LedgerRead([]), []
     out = LedgerRead([], exists=True)
     raws = data.split(b"\n")
     if raws and raws[-1] != b"":
         out.torn_tail = True
+    return out, raws
+
+
+def read_ledger(paths: MemoryPaths) -> LedgerRead:
+    """Parse `session/prompts.jsonl` (missing: empty). Never raises on bad lines."""
+    out, raws = _start_read(paths)
     raws = [raw for raw in raws if raw.strip()]
     for raw, obj in zip(raws, _parse_all(raws), strict=True):
         slot = _call_slot(raw)
@@ -488,13 +487,7 @@ def read_ledger_light(paths: MemoryPaths) -> LedgerRead:
     layout becomes `{"kind": "call", "id", "at", "tokens", "light": True, "_n"}` read off its
     head and tail (no JSON parse; a 10,000-call ledger is mostly call lines); every other line,
     and a call line in another layout, is parsed whole. A full line is `find_call`'s."""
-    data = _read_bytes(paths)
-    if data is None:
-        return LedgerRead([])
-    out = LedgerRead([], exists=True)
-    raws = data.split(b"\n")
-    if raws and raws[-1] != b"":
-        out.torn_tail = True
+    out, raws = _start_read(paths)
     head_match = _CALL_HEAD_RE.match
     tail_search = _CALL_TAIL_RE.search
     rest: list[bytes] = []

@@ -370,28 +370,14 @@ class SessionStore:
         seen_last = False
         total = 0
         try:
-            pos = os.fstat(fd).st_size
-            rest = b""
-            while pos > 0:
-                start = max(0, pos - max(65536, len(rest)))
-                rest = os.pread(fd, pos - start, start) + rest
-                pos = start
-                lines = rest.split(b"\n")
-                whole = lines[1:-1] if pos > 0 else lines[:-1]
-                for raw in reversed(whole):
-                    if not raw.strip():
-                        continue
-                    event, _error = classify_line(raw)
-                    if event is None:
-                        continue
-                    eid = event.get("id")
-                    if not seen_last:
-                        seen_last = True
-                        last_id = eid if isinstance(eid, str) else None
-                    if anchor is not None and eid == anchor:
-                        return last_id, total, True
-                    total += estimate_event_tokens(event)
-                rest = lines[0] + b"\n" if pos > 0 else b""
+            for event in _events_from_end(fd):
+                eid = event.get("id")
+                if not seen_last:
+                    seen_last = True
+                    last_id = eid if isinstance(eid, str) else None
+                if anchor is not None and eid == anchor:
+                    return last_id, total, True
+                total += estimate_event_tokens(event)
         except OSError as exc:
             raise StoreError(f"cannot read {self.paths.events}: {_reason(exc)}") from exc
         finally:
@@ -406,25 +392,9 @@ class SessionStore:
         if fd is None:
             return None
         try:
-            end = os.fstat(fd).st_size
-            pos = end
-            rest = b""
-            while pos > 0:
-                start = max(0, pos - max(65536, len(rest)))
-                rest = os.pread(fd, pos - start, start) + rest
-                pos = start
-                lines = rest.split(b"\n")
-                # lines[0] may be cut at `start` (unless start is 0); the last piece is the
-                # unterminated remainder after the final newline.
-                whole = lines[1:-1] if pos > 0 else lines[:-1]
-                for raw in reversed(whole):
-                    if not raw.strip():
-                        continue
-                    event, _error = classify_line(raw)
-                    if event is not None:
-                        eid = event.get("id")
-                        return eid if isinstance(eid, str) else None
-                rest = lines[0] + b"\n" if pos > 0 else b""
+            for event in _events_from_end(fd):
+                eid = event.get("id")
+                return eid if isinstance(eid, str) else None
         except OSError as exc:
             raise StoreError(f"cannot read {self.paths.events}: {_reason(exc)}") from exc
         finally:
@@ -733,3 +703,26 @@ def _datasync(fd: int) -> None:
 
 
 __all__ = ["DURABILITY_MODES", "SessionStore"]
+
+
+def _events_from_end(fd: int) -> Iterator[dict[str, Any]]:
+    """The parsable events of events.jsonl (open as `fd`), last first, read backwards in
+    blocks of 64 KiB or more; blank and unparsable lines are passed over, and so is an
+    unterminated last line (a crashed writer's leftover). OSError from the reads."""
+    pos = os.fstat(fd).st_size
+    rest = b""
+    while pos > 0:
+        start = max(0, pos - max(65536, len(rest)))
+        rest = os.pread(fd, pos - start, start) + rest
+        pos = start
+        lines = rest.split(b"\n")
+        # lines[0] may be cut at `start` (unless start is 0); the last piece is the
+        # unterminated remainder after the final newline.
+        whole = lines[1:-1] if pos > 0 else lines[:-1]
+        for raw in reversed(whole):
+            if not raw.strip():
+                continue
+            event, _error = classify_line(raw)
+            if event is not None:
+                yield event
+        rest = lines[0] + b"\n" if pos > 0 else b""

@@ -56,6 +56,20 @@ def run_cli(
     )
 
 
+def start_cli(args: Sequence[str | Path], *, cwd: Path = REPO) -> subprocess.Popen[str]:
+    """`python -m inspector ARGS` started and left running (a long-lived command such as
+    `follow`): stdin closed, stdout and stderr piped as text."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "inspector", *map(str, args)],
+        cwd=cwd,
+        env=cli_env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 def cli_ok(root: Path, *args: str | Path) -> subprocess.CompletedProcess[str]:
     """`session-inspector --memory-dir ROOT ARGS` from the repo, which must exit 0."""
     proc = run_cli(["--memory-dir", root, *args], cwd=REPO, timeout=60)

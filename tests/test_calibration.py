@@ -22,6 +22,7 @@ from core.replay import prompt_estimate
 from core.state import SessionState
 from inspector.cli.output import render_plan
 from tests.cli_util import run_cli
+from tests.helpers.memory import read_file_pair
 
 # --------------------------------------------------------------------------- the fit
 
@@ -153,22 +154,9 @@ RATIO = 2
 
 
 def _tool_pair(n: int) -> list[dict[str, Any]]:
-    return [
-        {
-            "type": "tool_call",
-            "role": "assistant",
-            "name": "read_file",
-            "tool_call_id": f"c{n}",
-            "arguments": {"path": f"src/module_{n}.py"},
-        },
-        {
-            "type": "tool_result",
-            "role": "tool",
-            "name": "read_file",
-            "tool_call_id": f"c{n}",
-            "content": f"module {n}: " + "def handler(): return compute(x) " * 16,
-        },
-    ]
+    return read_file_pair(
+        n, f"src/module_{n}.py", f"module {n}: " + "def handler(): return compute(x) " * 16
+    )
 
 
 def _provider_session(root: Path, config: CompactionConfig, calls: int) -> list[int]:

@@ -77,44 +77,24 @@ def test_version(tmp_path: Path) -> None:
     assert proc.returncode == 0 and proc.stdout.startswith("session-inspector "), proc
 
 
+def append_result(root: Path, call_id: str) -> subprocess.CompletedProcess[str]:
+    """`append --type tool_result --text ok --tool-call-id CALL_ID` into root."""
+    args: list[str | Path] = ["--memory-dir", root, "append", "--type", "tool_result"]
+    return run_cli([*args, "--text", "ok", "--tool-call-id", call_id], cwd=REPO)
+
+
 def test_append_warns_on_unknown_type_and_an_unpaired_result(tmp_path: Path) -> None:
     root = tmp_path / "m"
     proc = run_cli(["--memory-dir", root, "append", "--type", "usr_input", "--text", "x"], cwd=REPO)
     assert proc.returncode == 0, proc.stderr
     assert "note: created a new memory root at" in proc.stderr
     assert "warning: unknown event type 'usr_input'" in proc.stderr
-    proc = run_cli(
-        [
-            "--memory-dir",
-            root,
-            "append",
-            "--type",
-            "tool_result",
-            "--text",
-            "ok",
-            "--tool-call-id",
-            "c9",
-        ],
-        cwd=REPO,
-    )
+    proc = append_result(root, "c9")
     assert proc.returncode == 0
     assert "created a new memory root" not in proc.stderr
     assert "no earlier tool_call" in proc.stderr and "'c9'" in proc.stderr
     cli_ok(root, "append", "--type", "tool_call", "--text", "{}", "--tool-call-id", "c10")
-    proc = run_cli(
-        [
-            "--memory-dir",
-            root,
-            "append",
-            "--type",
-            "tool_result",
-            "--text",
-            "ok",
-            "--tool-call-id",
-            "c10",
-        ],
-        cwd=REPO,
-    )
+    proc = append_result(root, "c10")
     assert proc.returncode == 0 and "warning" not in proc.stderr, proc.stderr
 
 

@@ -20,7 +20,7 @@ from core.errors import BadInputError
 from core.follow import Follower, wait_for
 from core.importers import load_transcript
 from core.manager import MemoryManager
-from tests.cli_util import REPO, SMALL_CONFIG, cli_env, write_config
+from tests.cli_util import REPO, SMALL_CONFIG, cli_env, start_cli, write_config
 from tests.memory_invariants import session_dirs
 
 DATA = Path(__file__).parent / "data" / "transcripts"
@@ -210,15 +210,7 @@ def test_live_follow_keeps_the_root_in_step_and_stops_cleanly_on_sigterm(tmp_pat
     config = write_config(tmp_path / "c.yaml", **SMALL_CONFIG)
     expected = load_transcript(CLAUDE, "claude-code").event_count
     command = ["--memory-dir", str(root), "--config", str(config), "follow", str(log), "--json"]
-    follower = subprocess.Popen(
-        [sys.executable, "-m", "inspector", *command],
-        cwd=REPO,
-        env=cli_env(),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    follower = start_cli(command)
     writer = subprocess.Popen(
         [sys.executable, "-m", "tests.helpers.log_writer", str(CLAUDE), str(log)],
         cwd=REPO,
@@ -334,15 +326,7 @@ def test_follow_thread_reports_a_bad_line_when_stopped(
 
 
 def _follow_proc(root: Path, log: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "inspector", "--memory-dir", str(root), "follow", str(log)],
-        cwd=REPO,
-        env=cli_env(),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    return start_cli(["--memory-dir", root, "follow", log])
 
 
 def test_ctrl_c_stops_follow_cleanly(tmp_path: Path) -> None:

@@ -178,6 +178,20 @@ def test_repair_checks_the_ledger(tmp_path: Path) -> None:
     assert not rebuilt.exact and rebuilt.problems  # the lost text is named, not made up
 
 
+def record_prompts(mm: MemoryManager) -> list[str]:
+    """A list that every prompt mm.build_prompt builds from now on is appended to (dumped)."""
+    got: list[str] = []
+    original = mm.build_prompt
+
+    def spy(system_prompt: str, task: str, *, record: bool = True) -> list[dict[str, Any]]:
+        messages = original(system_prompt, task, record=record)
+        got.append(dumped(messages))
+        return messages
+
+    mm.build_prompt = spy  # type: ignore[method-assign]
+    return got
+
+
 def test_replay_writes_a_line_per_call_and_each_rebuilds(tmp_path: Path) -> None:
     cfg = write_config(
         tmp_path / "extraction.yaml",
@@ -190,15 +204,7 @@ def test_replay_writes_a_line_per_call_and_each_rebuilds(tmp_path: Path) -> None
     )
     root = tmp_path / "memory"
     mm = MemoryManager(root, load_config(cfg, root).config)
-    got: list[str] = []
-    original = mm.build_prompt
-
-    def spy(system_prompt: str, task: str, *, record: bool = True) -> list[dict[str, Any]]:
-        messages = original(system_prompt, task, record=record)
-        got.append(dumped(messages))
-        return messages
-
-    mm.build_prompt = spy  # type: ignore[method-assign]
+    got = record_prompts(mm)
     stats = replay(load_transcript(DATA / "pi_session.jsonl", "pi"), mm)
     assert stats.calls == len(got) and stats.compactions >= 1
     assert_all_rebuilt(mm.paths, got)
@@ -387,15 +393,7 @@ def test_follow_writes_a_line_per_call_and_each_rebuilds(tmp_path: Path) -> None
 
     config = load_config(write_config(tmp_path / "c.yaml", **SMALL_CONFIG), tmp_path).config
     mm = MemoryManager(tmp_path / "memory", config)
-    got: list[str] = []
-    original = mm.build_prompt
-
-    def spy(system_prompt: str, task: str, *, record: bool = True) -> list[dict[str, Any]]:
-        messages = original(system_prompt, task, record=record)
-        got.append(dumped(messages))
-        return messages
-
-    mm.build_prompt = spy  # type: ignore[method-assign]
+    got = record_prompts(mm)
     log = tmp_path / "claude.jsonl"
     follower = Follower(log, mm)
     with log.open("ab") as f:

@@ -17,27 +17,13 @@ from inspector.tui.hot_window_model import HotWindowModel, plan_now, read_light_
 from inspector.tui.views.chunks_view import grew_the_prompt, row_from_entry, turn_start_text
 from inspector.tui.widgets.hot_window import turn_start_tag
 from inspector.tui.widgets.plan_panel import split_turn_label
+from tests.helpers.memory import read_file_pair
 
 CONFIG = CompactionConfig(keep_recent_tokens=300, count_compress_after_events=10_000)
 
 
 def _pair(n: int) -> list[dict[str, Any]]:
-    return [
-        {
-            "type": "tool_call",
-            "role": "assistant",
-            "name": "read_file",
-            "tool_call_id": f"c{n}",
-            "arguments": {"path": f"src/handlers/h{n}.py"},
-        },
-        {
-            "type": "tool_result",
-            "role": "tool",
-            "name": "read_file",
-            "tool_call_id": f"c{n}",
-            "content": "def handle(): return 1 " * 12,
-        },
-    ]
+    return read_file_pair(n, f"src/handlers/h{n}.py", "def handle(): return 1 " * 12)
 
 
 def _three_passes_in_one_turn(tmp_path: Path) -> tuple[MemoryManager, str]:

@@ -254,16 +254,21 @@ def test_fallback_on_server_failure_keeps_key_out_of_logs(
     assert SECRET not in caplog.text
 
 
-def test_a_pass_hands_focus_and_previous_summary_to_the_model_and_stores_neither_focus(
-    server: FakeServer, tmp_path: Path
-) -> None:
+def _openai_manager(server: FakeServer, tmp_path: Path) -> MemoryManager:
+    """A manager on tmp_path/memory whose passes (keeping 60 tokens) ask the fake server."""
     cfg = CompactionConfig(
         keep_recent_tokens=60,
         summarizer=SummarizerConfig(
             backend="openai", base_url=server.base_url, model="m", max_summary_tokens=300
         ),
     )
-    mm = MemoryManager(tmp_path / "memory", cfg)
+    return MemoryManager(tmp_path / "memory", cfg)
+
+
+def test_a_pass_hands_focus_and_previous_summary_to_the_model_and_stores_neither_focus(
+    server: FakeServer, tmp_path: Path
+) -> None:
+    mm = _openai_manager(server, tmp_path)
     mm.begin_run("Root: set up the router")
     for n in range(3):
         server.reply = f"Goal:\n- run {n}\nProgress:\n- Request: run {n}\n  outcome: done {n}"
@@ -294,13 +299,7 @@ def test_a_pass_sends_the_server_no_secret_and_stores_none_it_echoes(
     model echoing one (from an older summary) does not put it in summary.md."""
     key, aws = "sk-proj-Ab3dEf6hIj9kLmN0pQrStUvWxYz12345", "AKIAIOSFODNN7EXAMPLE"
     server.reply = f"Goal:\n- deploy\nProgress:\n- Request: deploy\n  outcome: used {key}"
-    cfg = CompactionConfig(
-        keep_recent_tokens=60,
-        summarizer=SummarizerConfig(
-            backend="openai", base_url=server.base_url, model="m", max_summary_tokens=300
-        ),
-    )
-    mm = MemoryManager(tmp_path / "memory", cfg)
+    mm = _openai_manager(server, tmp_path)
     mm.begin_run("Root: deploy the service")
     output = f"OPENAI_API_KEY={key}\nAWS_ACCESS_KEY_ID={aws}\n" + "." * 300
     mm.append({"type": "tool_call", "name": "bash", "tool_call_id": "c1",

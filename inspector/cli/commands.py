@@ -19,7 +19,7 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from core.errors import BadInputError, SessionMemoryError
 from inspector.safe_text import visible
@@ -57,6 +57,8 @@ class _Parser(argparse.ArgumentParser):
             self.description = self.description.replace(_SCENARIOS_PLACEHOLDER, _scenario_help())
         return super().format_help()
 
+
+_R = TypeVar("_R")
 
 _SCENARIOS_PLACEHOLDER = "\x00scenarios\x00"
 
@@ -880,16 +882,23 @@ def cmd_compact(ctx: Context) -> int:
     return EXIT_OK
 
 
-def cmd_rotate(ctx: Context) -> int:
+def _with_writer(ctx: Context, action: Callable[[MemoryManager], _R]) -> tuple[_R, Path]:
+    """(what `action` returned, the memory folder): `action` run on a writing manager, closed
+    after it whatever happens, then the store's warnings printed."""
     manager = ctx.manager(read_only=False)
     try:
-        result = manager.rotate()
+        result = action(manager)
     finally:
         manager.close()
     for warning in manager.store.warnings:
         warn(warning)
+    return result, manager.memory_dir
+
+
+def cmd_rotate(ctx: Context) -> int:
+    result, memory_dir = _with_writer(ctx, lambda manager: manager.rotate())
     if ctx.json:
-        ctx.emit_json(_with_memory_dir(result.to_json(), manager.memory_dir))
+        ctx.emit_json(_with_memory_dir(result.to_json(), memory_dir))
         return EXIT_OK
     from inspector.cli.output import render_rotation
 
@@ -980,15 +989,9 @@ def cmd_dropped(ctx: Context) -> int:
 
 
 def cmd_repair(ctx: Context) -> int:
-    manager = ctx.manager(read_only=False)
-    try:
-        repaired = manager.repair()
-    finally:
-        manager.close()
-    for warning in manager.store.warnings:
-        warn(warning)
+    repaired, memory_dir = _with_writer(ctx, lambda manager: manager.repair())
     if ctx.json:
-        ctx.emit_json(_with_memory_dir({"repaired": repaired}, manager.memory_dir))
+        ctx.emit_json(_with_memory_dir({"repaired": repaired}, memory_dir))
         return EXIT_OK
     from inspector.cli.output import render_repair
 

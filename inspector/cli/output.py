@@ -103,24 +103,21 @@ def make_console(file: IO[str] | None = None) -> Console:
     target = file if file is not None else sys.stdout
     isatty = getattr(target, "isatty", None)
     terminal = bool(callable(isatty) and isatty())
+    # Never markup, highlighting or emoji: printed text comes from events (untrusted).
+    plain: dict[str, Any] = {
+        "no_color": no_color,
+        "color_system": None if no_color else "auto",
+        "highlight": False,
+        "markup": False,
+        "emoji": False,
+    }
     if terminal:
-        return _Console(
-            file=file,
-            no_color=no_color,
-            color_system=None if no_color else "auto",
-            highlight=False,
-            markup=False,
-            emoji=False,
-        )
+        return _Console(file=file, **plain)
     return _Console(
         file=_TrimmedLines(target),  # type: ignore[arg-type]
         width=PIPED_WIDTH,
-        no_color=no_color,
-        color_system=None if no_color else "auto",
-        highlight=False,
-        markup=False,
-        emoji=False,
         soft_wrap=True,
+        **plain,
     )
 
 

@@ -30,6 +30,15 @@ def run_child(root: Path, *args: str, fault: str | None = None) -> subprocess.Co
     return run_mm_child(root, SMALL, *args, fault=fault)
 
 
+def read_file_pair(n: int, path: str, content: str) -> list[dict[str, Any]]:
+    """A `read_file` tool call of `path` (call id c<n>) and its result `content`."""
+    common = {"name": "read_file", "tool_call_id": f"c{n}"}
+    return [
+        {"type": "tool_call", "role": "assistant", **common, "arguments": {"path": path}},
+        {"type": "tool_result", "role": "tool", **common, "content": content},
+    ]
+
+
 def fill(mm: MemoryManager, turns: int, start: int = 0) -> list[str]:
     """`turns` complete turns (user input, tool call, tool result, answer), turn n carrying
     its own code E<n> so a test can tell which turns a summary or recall kept; returns the ids."""
