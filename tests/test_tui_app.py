@@ -302,8 +302,8 @@ async def test_tabs_by_number_and_tab_key(basic: Path) -> None:
         await settle(app, pilot)
         tabs = app.query_one(TabbedContent)
         for key, tab in zip(
-            "1234567",
-            ("hot", "chunks", "summary", "prompt", "recall", "archive", "activity"),
+            "12345678",
+            ("hot", "chunks", "summary", "prompt", "recall", "archive", "activity", "timeline"),
             strict=True,
         ):
             await pilot.press(key)
@@ -322,7 +322,7 @@ async def test_tabs_by_number_and_tab_key(basic: Path) -> None:
         await pilot.press("1", "tab")
         assert tabs.active == "chunks"
         await pilot.press("shift+tab", "shift+tab")
-        assert tabs.active == "activity"
+        assert tabs.active == "timeline"
         await pilot.press("2")
         await settle(app, pilot)
         assert "chunk_0001" in text_in(app.query_one(ChunksView))

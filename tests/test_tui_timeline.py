@@ -106,7 +106,7 @@ async def test_cursor_walks_calls_and_passes(tmp_path: Path) -> None:
         here = timeline.rows[view.cursor]
         assert here["kind"] == "pass" and row_text(view).startswith("pass chunk_")
         assert "summarizer" in detail_text(view) and "+++ summary.md after" in detail_text(view)
-        assert "dropped:" in detail_text(view)
+        assert "dropped:" in dropped_text(view)
         await pilot.press("left")
         await settle(app, pilot)
         assert timeline.rows[view.cursor]["kind"] == "call"
@@ -203,8 +203,14 @@ def test_timeline_snapshot(  # type: ignore[no-untyped-def]
     assert snap_compare(ViewHost(view), terminal_size=size, run_before=run_before)
 
 
-async def test_T_opens_the_timeline_of_the_session_on_display(tmp_path: Path) -> None:
-    from inspector.tui.screens.timeline_screen import TimelineScreen
+def dropped_text(view: TimelineView) -> str:
+    return static_text(view.query_one("#timeline-dropped", Static))
+
+
+@pytest.mark.parametrize("key", ["8", "T"])
+async def test_the_timeline_tab_shows_the_session_on_display(tmp_path: Path, key: str) -> None:
+    from textual.widgets import TabbedContent
+
     from tests.helpers.tui import make
 
     root = tmp_path / "m"
@@ -212,23 +218,127 @@ async def test_T_opens_the_timeline_of_the_session_on_display(tmp_path: Path) ->
     app = make(root)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
-        await pilot.press("T")
+        await pilot.press(key)
         await settle(app, pilot)
-        assert isinstance(app.screen, TimelineScreen)
-        view = app.screen.query_one(TimelineView)
+        assert app.query_one(TabbedContent).active == "timeline"
+        view = app.query_one(TimelineView)
+        assert app.focused is view
         assert view.timeline is not None and view.timeline.calls == 7
-        title = static_text(app.screen.query_one("#timeline-title", Static))
-        assert "read-only" in title
+        assert str(app.query_one(TabbedContent).get_tab("timeline").label) == "8 Time"
         await pilot.press("N")
+        await settle(app, pilot)
+        assert row_text(view).startswith("pass chunk_")
+        await pilot.press("1", "8")  # away and back: the cursor stays where it was
         await settle(app, pilot)
         assert row_text(view).startswith("pass chunk_")
         await pilot.press("escape")
         await settle(app, pilot)
-        assert not isinstance(app.screen, TimelineScreen)
+        assert app.query_one(TabbedContent).active == "hot"
+
+
+async def test_a_live_session_keeps_appending_to_the_tab(tmp_path: Path) -> None:
+    from tests.helpers.tui import make
+
+    root = tmp_path / "m"
+    mm = session(root, turns=3)
+    app = make(root)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("8")
+        await settle(app, pilot)
+        view = app.query_one(TimelineView)
+        assert view.timeline is not None and view.timeline.calls == 4
+        mm.build_prompt("You are a camera agent.", "more")
+        deadline = time.monotonic() + 10
+        while view.timeline.calls != 5:  # the ledger is polled once a second
+            assert time.monotonic() < deadline, "the tab never caught up"
+            await pilot.pause(0.05)
+        await settle(app, pilot)
+        assert row_text(view).startswith("call 5 of 5")
+
+
+def dropping_session(root: Path) -> MemoryManager:
+    """Turns with more facts (paths, durations) than a summary carries: the passes drop some."""
+    mm = MemoryManager(root, small_config())
+    for n in range(6):
+        mm.begin_run(f"turn {n}: fix the upload in src/app/upload_{n}.py")
+        mm.append(
+            {"type": "tool_call", "name": "shell", "tool_call_id": f"k{n}", "arguments": {"n": n}}
+        )
+        listing = "".join(f"src/mod{n}/file_{i}.py: 1{i}0 ms\n" for i in range(40))
+        mm.append(
+            {
+                "type": "tool_result",
+                "name": "shell",
+                "tool_call_id": f"k{n}",
+                "content": listing + f"FAILED test_{n}.py - TimeoutError: took {2500 + n} ms\n",
+            }
+        )
+        mm.append({"type": "assistant_output", "content": f"retries after {250 + n} ms."})
+        mm.build_prompt("sys", "t")
+        mm.save()
+    mm.build_prompt("sys", "t")
+    return mm
+
+
+async def test_r_recalls_the_events_that_hold_a_dropped_fact(tmp_path: Path) -> None:
+    from textual.widgets import Input, TabbedContent
+
+    from inspector.tui.views.recall_view import RecallView
+    from tests.helpers.tui import make
+
+    root = tmp_path / "m"
+    dropping_session(root)
+    app = make(root)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("8")
+        await settle(app, pilot)
+        view = app.query_one(TimelineView)
+        await pilot.press("r")  # on a call: nothing dropped to recall, and no rotation
+        await settle(app, pilot)
+        assert app.query_one(TabbedContent).active == "timeline"
+        assert app.session.archive_id is None and app.manager.paths.session.exists()
+        await pilot.press("home", "n")  # the first pass
+        await settle(app, pilot)
+        assert view.facts, "the pass dropped nothing: the test needs a dropped fact"
+        assert "▶" in dropped_text(view)
+        await pilot.press("down")
+        await settle(app, pilot)
+        fact = view.selected_fact()
+        assert fact is not None and fact.event_ids
+        assert view.fact_cursor == min(1, len(view.facts) - 1)
+        await pilot.press("r")
+        await settle(app, pilot)
+        assert app.query_one(TabbedContent).active == "recall"
+        assert app.query_one("#recall-query", Input).value == fact.text
+        recall = app.query_one(RecallView)
+        deadline = time.monotonic() + 10
+        while recall._query != fact.text:
+            assert time.monotonic() < deadline, "the recall never finished"
+            await pilot.pause(0.05)
+        found = {str(e.get("id")) for hit in recall._hits for e in hit.events}
+        assert found & set(fact.event_ids)
+        assert any("held by" in str(n.message) for n in app._notifications)
+
+
+async def test_the_palette_lists_the_timeline_actions(tmp_path: Path) -> None:
+    from tests.helpers.tui import make
+
+    root = tmp_path / "m"
+    session(root)
+    app = make(root)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        specs = {spec.action: spec for spec in app.available_actions()}
+        assert {"timeline", "timeline_go", "timeline_recall"} <= set(specs)
+        assert specs["timeline_recall"].key == "r" and specs["timeline_recall"].help
+        await app.run_action("timeline")
+        await settle(app, pilot)
+        assert app.query_one(TimelineView).timeline is not None
 
 
 async def test_g_takes_every_tab_back_to_that_moment_and_b_comes_back(tmp_path: Path) -> None:
-    from inspector.tui.screens.timeline_screen import TimelineScreen
     from tests.helpers.tui import make
 
     root = tmp_path / "m"
@@ -236,9 +346,9 @@ async def test_g_takes_every_tab_back_to_that_moment_and_b_comes_back(tmp_path: 
     app = make(root)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
-        await pilot.press("T")
+        await pilot.press("8")
         await settle(app, pilot)
-        view = app.screen.query_one(TimelineView)
+        view = app.query_one(TimelineView)
         assert view.timeline is not None
         await pilot.press("home", "right", "right")  # call 3
         await settle(app, pilot)
@@ -250,7 +360,7 @@ async def test_g_takes_every_tab_back_to_that_moment_and_b_comes_back(tmp_path: 
         row = next(r for r in full.rows if r.get("call") == number)
         await pilot.press("g")
         deadline = time.monotonic() + 15
-        while isinstance(app.screen, TimelineScreen) or app.archive_id is None:
+        while app.archive_id is None:
             assert time.monotonic() < deadline, "the moment never opened"
             await pilot.pause(0.05)
         await settle(app, pilot)
@@ -262,6 +372,8 @@ async def test_g_takes_every_tab_back_to_that_moment_and_b_comes_back(tmp_path: 
         assert past.status().chunk_count == row["chunks"]
         banner = static_text(app.query_one("#archive-banner", Static))
         assert banner.strip().startswith("PAST —") and "read-only" in banner
+        await pilot.press("8")  # the tab shows the past session; b still comes back
+        await settle(app, pilot)
         await pilot.press("b")
         await settle(app, pilot)
         assert app.archive_id is None and app.manager is app.active_manager
@@ -272,7 +384,6 @@ async def test_g_takes_every_tab_back_to_that_moment_and_b_comes_back(tmp_path: 
 @pytest.mark.extended
 @pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
 def test_time_travel_snapshot(snap_compare, tmp_path: Path, size: tuple[int, int]):  # type: ignore[no-untyped-def]
-    from inspector.tui.screens.timeline_screen import TimelineScreen
     from inspector.tui.widgets.hot_window import HotWindow
     from tests.helpers.tui import make
 
@@ -286,12 +397,33 @@ def test_time_travel_snapshot(snap_compare, tmp_path: Path, size: tuple[int, int
         await settle(app, pilot)
         await pilot.press("end", "g")
         deadline = time.monotonic() + 30
-        while isinstance(app.screen, TimelineScreen) or app.full_load_ms is None:
+        while app.archive_id is None or app.full_load_ms is None:
             assert time.monotonic() < deadline, "the moment never opened"
             await pilot.pause(0.05)
         await settle(app, pilot)
         app.query_one(HotWindow).styles.scrollbar_size_vertical = 0
         await pilot.pause(0.2)
+        await settle(app, pilot)
+
+    assert snap_compare(make(root), terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.extended
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_timeline_tab_snapshot(snap_compare, tmp_path: Path, size: tuple[int, int]):  # type: ignore[no-untyped-def]
+    """The Timeline as the 8th tab of the app, on a pass with its dropped facts."""
+    from tests.helpers.tui import make
+    from tests.tui_fixtures import _fix_session
+
+    root = tmp_path / "m"
+    _fix_session(fixed_session(root))
+
+    async def run_before(pilot: Pilot[int]) -> None:
+        app = pilot.app
+        await settle(app, pilot)
+        await pilot.press("8")
+        await settle(app, pilot)
+        await pilot.press("N")
         await settle(app, pilot)
 
     assert snap_compare(make(root), terminal_size=size, run_before=run_before)

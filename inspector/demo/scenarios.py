@@ -35,6 +35,10 @@ def _tour(agent: DemoAgent, events: int | None) -> Iterator[DemoStep]:
     agent.record_tokens = True
     for task in ("crash_log", "bluetooth", "battery", "storage", "email", "photos_cjk"):
         yield from agent.play_task(task)
+    yield agent.note(
+        "8 Timeline (or T): every model call and pass so far; on a pass, r recalls what it "
+        "dropped; g takes every tab back to that moment, b comes back to now"
+    )
     yield agent.recall("crash log NullPointerException")
     yield agent.recall("护眼模式")
     yield agent.rotate("the user starts a new topic")

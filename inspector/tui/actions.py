@@ -48,7 +48,19 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("toggle_follow", "Toggle follow tail", "Keep the newest event in view", "f"),
     ActionSpec("demo_toggle", "Demo play/pause", "Play or pause the demo agent", "space"),
     ActionSpec("demo_step", "Demo step", "Run one step of the demo agent", "s"),
-    ActionSpec("back_to_active", "Back to active session", "Leave the archived session", "b"),
+    ActionSpec("timeline", "Timeline", "Every model call and pass, prompt sizes (tab 8)", "T"),
+    ActionSpec(
+        "timeline_go", "Go to this moment", "Every tab as it was at the Timeline's cursor", "g"
+    ),
+    ActionSpec(
+        "timeline_recall",
+        "Recall dropped fact",
+        "Search Recall for the Timeline's selected dropped fact",
+        "r",
+    ),
+    ActionSpec(
+        "back_to_active", "Back to active session", "Leave the archived or past session", "b"
+    ),
     ActionSpec("help", "Help: marks and keys", "What every mark, sign and key means", "?"),
     ActionSpec("quit", "Quit", "Leave the inspector", "q"),
 )

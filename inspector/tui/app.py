@@ -73,6 +73,7 @@ from inspector.tui.session import DisplayedSession, OnDisplay, Runs
 from inspector.tui.stylesheets import STYLESHEETS
 from inspector.tui.views.archive_view import ArchiveView
 from inspector.tui.views.recall_view import RecallView
+from inspector.tui.views.timeline_view import TimelineView
 from inspector.tui.watch import VIEWS
 from inspector.tui.widgets.activity_log import ActivityLog
 from inspector.tui.widgets.budget_gauge import BudgetGauge
@@ -454,11 +455,30 @@ class InspectorApp(App[int]):
         return help_keys(self.BINDINGS)
 
     def action_timeline(self) -> None:
-        """Every model call and pass of the session on display (inspector/tui/screens)."""
-        from inspector.tui.screens.timeline_screen import TimelineScreen
+        """`T`: the Timeline tab (8), every model call and pass of the session on display."""
+        self.action_show_tab("timeline")
 
-        if not isinstance(self.screen, TimelineScreen):
-            self.push_screen(TimelineScreen(self.drawing.view_context(), self.display_root))
+    def action_timeline_go(self) -> None:
+        self.action_show_tab("timeline")
+        self.query_one(TimelineView).action_go()
+
+    def action_timeline_recall(self) -> None:
+        self.action_show_tab("timeline")
+        self.query_one(TimelineView).action_recall_fact()
+
+    @on(TimelineView.MomentReady)
+    def _on_moment_ready(self, message: TimelineView.MomentReady) -> None:
+        self.open_moment(message.root, message.label)
+
+    @on(TimelineView.RecallFact)
+    def _on_recall_fact(self, message: TimelineView.RecallFact) -> None:
+        """A fact a pass dropped: Recall searches for it; the events that hold it are named."""
+        self.action_show_tab("recall")
+        self.query_one("#recall-view", RecallView).search_for(message.text)
+        ids = ", ".join(message.event_ids[:5]) + (" …" if len(message.event_ids) > 5 else "")
+        line = one_line(f"dropped by {message.chunk_id}: {message.text} — held by {ids}", 240)
+        self.log_activity(f"recall {line}", "action")
+        self.notify(line, title="recall dropped fact", markup=False, timeout=6)
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

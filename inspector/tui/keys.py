@@ -3,7 +3,7 @@
 - Keys typed right after a key that opens a text field (`a`, `c`, `/`) go into that field.
 - On the Recall tab, a printable key starts the search.
 - A key of an action refused here (read-only, archive, no demo) says why instead of nothing.
-- `1`-`7`, tab / shift+tab and escape move between tabs, with the keyboard in the tab shown.
+- `1`-`8`, tab / shift+tab and escape move between tabs, with the keyboard in the tab shown.
 
 `APP_BINDINGS` are the app's keys.
 """
@@ -130,6 +130,9 @@ class KeyRouter:
             if binding.action not in WRITE_ACTIONS | DEMO_ACTIONS:
                 continue
             if key in (k.strip() for k in binding.key.split(",")):
+                active = self._app.active_bindings.get(key)
+                if active is not None and active.binding.action != binding.action:
+                    return  # the focused view binds this key (the Timeline's `r`)
                 if not self._shown(binding.action):
                     self._refuse(binding.action)
                 return

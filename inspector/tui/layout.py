@@ -18,6 +18,7 @@ from inspector.tui.views.prompt_view import PromptView
 from inspector.tui.views.recall_view import FOOTER_RECALL_TYPED, RecallView
 from inspector.tui.views.session_view import SessionView
 from inspector.tui.views.summary_view import SummaryView
+from inspector.tui.views.timeline_view import TimelineView
 from inspector.tui.widgets.activity_log import ActivityLog
 from inspector.tui.widgets.event_detail import EventDetail
 from inspector.tui.widgets.footer import (
@@ -37,6 +38,7 @@ TABS: tuple[tuple[str, str], ...] = (
     ("recall", "Recall"),
     ("archive", "Archive"),
     ("activity", "Activity"),
+    ("timeline", "Timeline"),
 )
 
 TAB_LABELS_NARROW: dict[str, str] = {
@@ -47,6 +49,7 @@ TAB_LABELS_NARROW: dict[str, str] = {
     "recall": "Recall",
     "archive": "Archive",
     "activity": "Activity",
+    "timeline": "Time",
 }
 TAB_LABELS_TINY: dict[str, str] = {
     "hot": "Hot",
@@ -56,6 +59,7 @@ TAB_LABELS_TINY: dict[str, str] = {
     "recall": "Rcl",
     "archive": "Arch",
     "activity": "Act",
+    "timeline": "Time",
 }
 """Tab labels below 110 and below 80 columns: every tab stays on screen with its number."""
 
@@ -65,6 +69,7 @@ VIEW_WIDGETS: dict[str, type[SessionView]] = {
     "prompt": PromptView,
     "recall": RecallView,
     "archive": ArchiveView,
+    "timeline": TimelineView,
 }
 """Tab id -> the view: a SessionView the app attaches the session on display to."""
 
@@ -74,7 +79,7 @@ VIEWS_FOR_CHANGE: dict[str, tuple[str, ...]] = {
     "summary": ("summary", "prompt"),
     "chunks": ("chunks", "recall"),
     "archive": ("archive",),
-    "session": ("chunks", "summary", "prompt", "recall", "archive"),
+    "session": ("chunks", "summary", "prompt", "recall", "archive", "timeline"),
 }
 """A change the watcher reports -> the views whose data it makes stale."""
 

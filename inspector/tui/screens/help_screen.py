@@ -34,6 +34,7 @@ from inspector.tui.views.chunks_view import ChunksView
 from inspector.tui.views.prompt_view import PromptView
 from inspector.tui.views.recall_view import RecallView
 from inspector.tui.views.summary_view import SummaryView
+from inspector.tui.views.timeline_view import TimelineView
 from inspector.tui.widgets.hot_window import HotWindow
 
 KEY_NAMES = {
@@ -52,6 +53,7 @@ HELP_PLACES: tuple[tuple[str, type[Widget]], ...] = (
     ("Prompt tab (4)", PromptView),
     ("Recall tab (5)", RecallView),
     ("Archive tab (6)", ArchiveView),
+    ("Timeline tab (8, T)", TimelineView),
 )
 """Where each view's own keys work, in the help screen."""
 

@@ -217,6 +217,11 @@ class RecallView(SessionView):
     def query_text(self) -> str:
         return self.query_one("#recall-query", Input).value
 
+    def search_for(self, query: str) -> None:
+        """Put `query` in the search field and search for it (the Timeline's `r`)."""
+        self.query_one("#recall-query", Input).value = query
+        self.search(query)
+
     def search(self, query: str) -> None:
         """Run a recall in a thread worker (the UI never waits on it)."""
         query = query.strip()

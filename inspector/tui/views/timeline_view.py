@@ -3,9 +3,13 @@
 A chart of the prompt size over model calls (the estimate, and the provider's figure where one
 was recorded) against the trigger's threshold and the context window, with the passes marked;
 below it, the row under the cursor: a call's prompt rebuilt as the model got it, or a pass's
-before → after and the diff it made to summary.md. The keyboard moves the cursor through calls
-and passes. The timeline is read in a thread worker; a rebuild too. The ledger is polled, so a
-live session keeps appending to the chart while it is open.
+before → after, the facts it dropped and the diff it made to summary.md. The keyboard moves the
+cursor through calls and passes; on a pass, up/down select a dropped fact and `r` recalls it
+(`RecallFact`: the app takes its text to the Recall tab's search, and names the events that
+hold it); `g` takes every tab back to the moment under the cursor (`MomentReady`: the app
+opens it read-only, `b` comes back to now). The timeline is read in a thread worker; a rebuild
+too. The ledger is polled while the tab is on screen, so a live session keeps appending to the
+chart while it is open.
 
 Text from events and summaries is untrusted: it is shown as Rich Text, never as markup, with
 control characters made visible (inspector.safe_text).
@@ -15,7 +19,9 @@ from __future__ import annotations
 
 import difflib
 import os
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
@@ -31,6 +37,7 @@ from inspector.safe_text import one_line, safe_text
 from inspector.tui.views.session_view import SessionView, ViewContext
 
 if TYPE_CHECKING:
+    from core.dropped import Fact
     from core.paths import MemoryPaths
     from core.timeline import RebuiltPrompt, Timeline
 
@@ -91,12 +98,16 @@ class TimelineView(SessionView):
     """The Timeline (see the module docstring)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("right,j", "move(1)", "Next row", id="timeline.next"),
-        Binding("left,k", "move(-1)", "Previous row", id="timeline.prev"),
+        Binding("right,j", "move(1)", "Next row", show=False, id="timeline.next"),
+        Binding("left,k", "move(-1)", "Previous row", show=False, id="timeline.prev"),
         Binding("n", "next_pass(1)", "Next pass", id="timeline.next_pass"),
         Binding("N", "next_pass(-1)", "Previous pass", id="timeline.prev_pass"),
         Binding("home", "jump(0)", "First row", show=False, id="timeline.first"),
         Binding("end", "jump(-1)", "Latest row", show=False, id="timeline.last"),
+        Binding("down", "select_fact(1)", "Next dropped fact", show=False, id="timeline.fact"),
+        Binding("up", "select_fact(-1)", "Previous fact", show=False, id="timeline.prev_fact"),
+        Binding("r", "recall_fact", "Recall fact", id="timeline.recall"),
+        Binding("g", "go", "Go to this moment", id="timeline.go"),
     ]
 
     can_focus = True
@@ -111,6 +122,24 @@ class TimelineView(SessionView):
     class Rebuilt(Message):
         index: int
         detail: Text
+        dropped: Text | None = None
+        facts: list[Fact] | None = None
+        chunk_id: str | None = None
+
+    @dataclass
+    class RecallFact(Message):
+        """`r` on a dropped fact: search Recall for it; `event_ids` hold it."""
+
+        text: str
+        event_ids: list[str]
+        chunk_id: str
+
+    @dataclass
+    class MomentReady(Message):
+        """`g`: the moment under the cursor, laid out read-only under `root`."""
+
+        root: Path
+        label: str
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
@@ -120,18 +149,27 @@ class TimelineView(SessionView):
         self._ledger_size = -1
         self._follow = True
         """The cursor stays on the newest row while the user has not moved it."""
+        self.facts: list[Fact] = []
+        """The dropped facts of the pass under the cursor (empty on a call)."""
+        self.fact_cursor = 0
+        self._chunk_id: str | None = None
+        self._dropped_head = Text()
 
     def compose(self) -> Any:
         yield PlotextPlot(id="timeline-chart")
         yield Static(Text("reading the prompt ledger …", style="dim"), id="timeline-row")
         with VerticalScroll(id="timeline-detail-scroll"):
+            yield Static(Text(""), id="timeline-dropped")
             yield Static(Text(""), id="timeline-detail")
 
     def on_mount(self) -> None:
         self.set_interval(POLL_SECONDS, self._poll)
 
     def attach(self, context: ViewContext) -> None:
+        same = self.manager is context.manager
         super().attach(context)
+        if same:  # shown again: keep the cursor where the user left it
+            return
         self._ledger_size = -1
         self.cursor = -1
         self._follow = True
@@ -151,7 +189,12 @@ class TimelineView(SessionView):
             return 0
 
     def _poll(self) -> None:
-        if self.manager is not None and self._ledger_bytes() != self._ledger_size:
+        # A hidden tab does not read: it catches up within a second of being shown.
+        if (
+            self.manager is not None
+            and self.is_on_screen
+            and self._ledger_bytes() != self._ledger_size
+        ):
             self._load()
 
     @work(thread=True, exclusive=True, group="timeline-load")
@@ -284,6 +327,7 @@ class TimelineView(SessionView):
         row = timeline.rows[self.cursor]
         self.query_one("#timeline-row", Static).update(self._row_text(row))
         self.query_one("#timeline-detail", Static).update(Text("…", style="dim"))
+        self._set_facts([], None, Text())
         self._detail(self.cursor, row)
 
     @work(thread=True, exclusive=True, group="timeline-detail")
@@ -291,6 +335,9 @@ class TimelineView(SessionView):
         manager = self.manager
         if manager is None:
             return
+        head: Text | None = None
+        facts: list[Fact] | None = None
+        chunk_id = row.get("chunk_id") if isinstance(row.get("chunk_id"), str) else None
         try:
             if row["kind"] == "call":
                 from core.timeline import rebuild_call
@@ -298,10 +345,12 @@ class TimelineView(SessionView):
                 detail = rebuilt_text(rebuild_call(manager.paths, str(row["call"])))
             else:
                 detail = self._pass_text(row)
+                if chunk_id is not None and row.get("compacted"):
+                    head, facts = dropped_facts(manager.paths, chunk_id)
         except Exception as exc:  # shown, never a crash
             detail = Text(f"cannot show this row: {one_line(str(exc), 200)}", style="red")
         if not get_current_worker().is_cancelled:
-            self.post_message(self.Rebuilt(index, detail))
+            self.post_message(self.Rebuilt(index, detail, head, facts, chunk_id))
 
     def _pass_text(self, row: dict[str, Any]) -> Text:
         from core.timeline import summary_text
@@ -333,9 +382,6 @@ class TimelineView(SessionView):
                 before_sha = other["summary_after_sha"]
                 break
         paths = self.manager.paths
-        chunk_id = row.get("chunk_id")
-        if isinstance(chunk_id, str) and row.get("compacted"):
-            text.append_text(dropped_text(paths, chunk_id))
         after_sha = row.get("summary_after_sha")
         if after_sha is None:
             text.append("\nsummary.md after this pass was not kept", style="dim")
@@ -351,6 +397,90 @@ class TimelineView(SessionView):
         message.stop()
         if message.index == self.cursor:
             self.query_one("#timeline-detail", Static).update(message.detail)
+            self._set_facts(message.facts or [], message.chunk_id, message.dropped or Text())
+
+    # -- the dropped facts of a pass -------------------------------------------------------
+
+    def _set_facts(self, facts: list[Fact], chunk_id: str | None, head: Text) -> None:
+        self.facts = facts
+        self.fact_cursor = 0
+        self._chunk_id = chunk_id
+        self._dropped_head = head
+        self._show_facts()
+
+    def _show_facts(self) -> None:
+        text = self._dropped_head.copy()
+        for i, fact in enumerate(self.facts[:DROPPED_SHOWN]):
+            here = i == self.fact_cursor
+            text.append("▶ " if here else "  ", style="bold yellow")
+            text.append(f"{fact.kind:<10} ", style="dim")
+            text.append_text(safe_text(one_line(fact.text, 140), style="reverse" if here else ""))
+            if fact.from_user:
+                text.append("  (user)", style="dim")
+            events = len(fact.event_ids)
+            text.append(f"  {events} event{'' if events == 1 else 's'}", style="dim")
+            text.append("\n")
+        if len(self.facts) > DROPPED_SHOWN:
+            text.append(f"  … {len(self.facts) - DROPPED_SHOWN} more\n", style="dim")
+        if self.facts:
+            text.append("  ↑/↓ select · r recall the events that hold it\n", style="dim")
+        dropped = self.query_one("#timeline-dropped", Static)
+        dropped.update(text)
+        dropped.display = bool(text.plain)
+
+    def selected_fact(self) -> Fact | None:
+        if not self.facts:
+            return None
+        return self.facts[min(self.fact_cursor, len(self.facts) - 1)]
+
+    def action_select_fact(self, step: int) -> None:
+        if not self.facts:
+            self.query_one("#timeline-detail-scroll", VerticalScroll).scroll_relative(y=step)
+            return
+        self.fact_cursor = max(0, min(self.fact_cursor + step, len(self.facts[:DROPPED_SHOWN]) - 1))
+        self._show_facts()
+
+    def action_recall_fact(self) -> None:
+        """`r`: the selected dropped fact to the Recall tab (the app does the searching)."""
+        fact = self.selected_fact()
+        if fact is None or self._chunk_id is None:
+            self.notify(
+                "no dropped fact here: r recalls a dropped fact of a pass (n goes to a pass)",
+                severity="warning",
+                markup=False,
+            )
+            return
+        self.post_message(self.RecallFact(fact.text, list(fact.event_ids), self._chunk_id))
+
+    # -- time travel -----------------------------------------------------------------------
+
+    def action_go(self) -> None:
+        """`g`: every tab back to the call under the cursor (for a pass: the first call after
+        it), read-only; the app's `b` comes back to now."""
+        number = self.moment_call()
+        if number is None or self.manager is None:
+            self.notify("no model call to go to", severity="warning", markup=False)
+            return
+        self._materialize(number)
+
+    @work(thread=True, exclusive=True, group="timeline-moment")
+    def _materialize(self, number: int) -> None:
+        from core.timeline import materialize_moment
+
+        assert self.manager is not None
+        dest = Path(tempfile.mkdtemp(prefix="session-inspector-moment-")) / "memory"
+        try:
+            moment = materialize_moment(self.manager.paths, str(number), dest)
+        except Exception as exc:  # shown, never a crash
+            self.app.call_from_thread(
+                self.notify,
+                one_line(f"cannot go to call {number}: {exc}", 200),
+                severity="error",
+                markup=False,
+            )
+            return
+        at = moment.at or ""
+        self.post_message(self.MomentReady(moment.root, f"call {number} at {at[11:19]} (past)"))
 
     # -- keys ------------------------------------------------------------------------------
 
@@ -403,35 +533,44 @@ DROPPED_SHOWN = 12
 """Dropped facts listed under a pass (`session-inspector dropped CHUNK` lists them all)."""
 
 
-def dropped_text(paths: MemoryPaths, chunk_id: str) -> Text:
-    """What the pass that made `chunk_id` dropped, most important first (core.dropped)."""
+def dropped_facts(paths: MemoryPaths, chunk_id: str) -> tuple[Text, list[Fact]]:
+    """The heading of what the pass that made `chunk_id` dropped, and the facts, most
+    important first (core.dropped)."""
     from core.timeline import dropped_for_chunk
 
-    text = Text("\n")
+    text = Text()
     try:
         report = dropped_for_chunk(paths, chunk_id)
     except Exception as exc:  # shown, never a crash
         text.append(f"dropped facts: {one_line(str(exc), 160)}\n", style="dim")
-        return text
+        return text, []
     if not report.dropped:
         text.append(
             f"dropped: nothing — all {report.facts_total} facts are carried after it\n",
             style="green",
         )
-        return text
+        return text, []
     text.append(
         f"dropped: {len(report.dropped)} of {report.facts_total} facts nothing after it "
         f"carries (session-inspector dropped {chunk_id})\n",
         style="bold yellow",
     )
-    for fact in report.dropped[:DROPPED_SHOWN]:
+    return text, list(report.dropped)
+
+
+def dropped_text(paths: MemoryPaths, chunk_id: str) -> Text:
+    """What the pass that made `chunk_id` dropped, most important first, as one text."""
+    head, facts = dropped_facts(paths, chunk_id)
+    text = Text("\n")
+    text.append_text(head)
+    for fact in facts[:DROPPED_SHOWN]:
         text.append(f"  {fact.kind:<10} ", style="dim")
         text.append_text(safe_text(one_line(fact.text, 140)))
         if fact.from_user:
             text.append("  (user)", style="dim")
         text.append("\n")
-    if len(report.dropped) > DROPPED_SHOWN:
-        text.append(f"  … {len(report.dropped) - DROPPED_SHOWN} more\n", style="dim")
+    if len(facts) > DROPPED_SHOWN:
+        text.append(f"  … {len(facts) - DROPPED_SHOWN} more\n", style="dim")
     return text
 
 
@@ -468,4 +607,11 @@ def rebuilt_text(rebuilt: RebuiltPrompt) -> Text:
     return text
 
 
-__all__ = ["TimelineView", "bucket", "dropped_text", "rebuilt_text", "summary_diff"]
+__all__ = [
+    "TimelineView",
+    "bucket",
+    "dropped_facts",
+    "dropped_text",
+    "rebuilt_text",
+    "summary_diff",
+]

@@ -74,14 +74,16 @@ def ending_line(stats: Mapping[str, Any]) -> str:
 
 def ending_where(stats: Mapping[str, Any]) -> str:
     """Where the demo's compactions are: in the active session (the Chunks tab, `2`) and in
-    the archived ones (the Archive tab, `6`, then `o` on a session)."""
+    the archived ones (the Archive tab, `6`, then `o` on a session), and the Timeline tab (`8`)
+    with its time travel (`g`, `b`)."""
     total, here = stats.get("compactions"), stats.get("chunks_here")
     if not isinstance(total, int) or not isinstance(here, int) or not total:
         return ""
     archived = max(total - here, 0)
+    travel = " · every call and pass: 8 Timeline, g goes back in time, b to now"
     if not archived:
-        return f"all {total:,} here: 2 Chunks"
-    return f"{archived:,} in archived sessions: 6 then o; {here:,} here: 2 Chunks"
+        return f"all {total:,} here: 2 Chunks{travel}"
+    return f"{archived:,} in archived sessions: 6 then o; {here:,} here: 2 Chunks{travel}"
 
 
 def compaction_line(result: Mapping[str, Any]) -> str | None:
