@@ -7,6 +7,8 @@ import os
 import shutil
 from pathlib import Path
 
+import pytest
+
 from core.manager import MemoryManager
 from inspector.tui.app import InspectorApp
 from inspector.tui.widgets.event_detail import EventDetail
@@ -14,6 +16,9 @@ from inspector.tui.widgets.hot_window import HotWindow
 from inspector.tui.widgets.status_header import StatusHeader
 from tests.helpers.tui import SIZE, make, settle, text_in, widget_text
 from tests.tui_fixtures import CONFIG, HOSTILE_CHUNK_IDS, MARKUP, build_basic
+
+# Whole-app Pilot runs of a few seconds each: the extended step (docs/TESTING.md).
+pytestmark = pytest.mark.extended
 
 
 def row_of(app: InspectorApp, pred: object) -> int:

@@ -17,6 +17,9 @@ from inspector.tui.widgets.hot_window import HotWindow
 from tests.helpers.tui import SIZE, make, settle, text_in
 from tests.tui_fixtures import CONFIG, build_basic, build_split_first
 
+# Whole-app Pilot runs of a few seconds each: the extended step (docs/TESTING.md).
+pytestmark = pytest.mark.extended
+
 
 async def test_event_detail_shows_content_as_text_above_the_json(tmp_path: Path) -> None:
     root = build_basic(tmp_path / "m")

@@ -15,6 +15,9 @@ from inspector.tui.widgets.hot_window import HotWindow
 from tests.helpers.tui import make, settle, widget_lines
 from tests.tui_fixtures import build_basic
 
+# Whole-app Pilot runs of a few seconds each: the extended step (docs/TESTING.md).
+pytestmark = pytest.mark.extended
+
 
 @pytest.mark.parametrize("size", [(80, 24), (60, 20)])
 async def test_a_notification_never_covers_the_hot_window(

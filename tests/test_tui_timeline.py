@@ -19,6 +19,9 @@ from inspector.tui.views.timeline_view import TimelineView, bucket, summary_diff
 from tests.helpers.memory import fill, small_config
 from tests.helpers.tui import ViewHost, loaded, settle, static_text
 
+# Whole-app Pilot runs of a few seconds each: the extended step (docs/TESTING.md).
+pytestmark = pytest.mark.extended
+
 SIZES = [(60, 20), (80, 24), (120, 40)]
 
 

@@ -6,12 +6,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 from textual.widgets import Checkbox
 
 from inspector.tui.screens import FocusPromptScreen
 from tests.helpers.tui import SIZE, make, settle, text_in
 from tests.tui_fixtures import build_basic
+
+# Whole-app Pilot runs of a few seconds each: the extended step (docs/TESTING.md).
+pytestmark = pytest.mark.extended
 
 
 def _index(root: Path) -> list[dict[str, object]]:
