@@ -915,8 +915,14 @@ _UUID_RE = re.compile(
 
 
 def _noise(token: str) -> bool:
+    if re.fullmatch(r"#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})", token) and not (
+        re.fullmatch(r"#[1-9]\d{0,4}", token)
+    ):
+        return True  # a colour (#282832, #00d7ff), not an issue number (#123)
     if re.fullmatch(r"#[1-9]\d*", token):
         return False
+    if re.fullmatch(r"(?:/\*)?\.[A-Za-z0-9]{1,8}", token):
+        return True  # a bare extension (.json, /*.json), not a file's name
     bare = token.strip("`")
     if not bare or bare.lower() in _NOISE_WORDS:
         return True

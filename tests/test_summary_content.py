@@ -517,3 +517,18 @@ def test_key_names_of_folded_runs_stay_named_in_the_record() -> None:
     names = [line for line in lines if line.startswith("[names]")]
     assert 1 <= len(names) <= 4 and "name_159_identifier" in names[-1] + names[0]
     assert all(len(line) // 4 <= 80 for line in lines)
+
+
+def test_names_hold_no_colours_or_bare_extensions_but_keep_issue_numbers() -> None:
+    """A theme session's `#282832`, `#00d7ff` and `.json` are not names of the work; `#123` is."""
+    from core.runs import extract_identifiers
+
+    text = (
+        "Set borderMuted to #282832 and accent to #00d7ff in dark.json; every .json and "
+        "/*.json under themes/ loads; fixes #123 (see #4567)."
+    )
+    idents = extract_identifiers(text)
+    assert "borderMuted" in idents and "dark.json" in idents
+    assert "#123" in idents and "#4567" in idents
+    for bad in ("#282832", "#00d7ff", ".json", "/*.json"):
+        assert bad not in idents, (bad, idents)
