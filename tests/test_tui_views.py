@@ -42,6 +42,9 @@ from inspector.tui.views.summary_view import SummaryView
 from inspector.tui.widgets.text_document import TextDocument
 from tests.helpers.tui import ViewHost, cells, loaded, settle, static_text
 
+# Each view hosted and driven by Pilot, ~30 s in all: the extended step (docs/TESTING.md).
+pytestmark = pytest.mark.extended
+
 HOSTILE = [
     "[@click=app.quit]x[/]",
     "[link=file:///etc/passwd]x[/link]",
