@@ -406,3 +406,19 @@ def test_follow_writes_a_line_per_call_and_each_rebuilds(tmp_path: Path) -> None
     mm.close()
     assert follower.stats.calls == len(got) and follower.stats.compactions > 0
     assert_all_rebuilt(mm.paths, got)
+
+
+def test_timeline_output_prints_ledger_text_literally() -> None:
+    """A ledger line is a file: its time stamp is never read as Rich markup."""
+    import io
+
+    from rich.console import Console
+
+    from core.timeline import Timeline
+    from inspector.cli.timeline_output import render_timeline
+
+    row = {"kind": "call", "call": 1, "at": "[bold red]x[/]", "estimate": 5, "measured": None}
+    row.update(system_tokens=1, summary_tokens=0, hot_tokens=3, hot_events=1, task_tokens=1)
+    out = io.StringIO()
+    render_timeline(Console(file=out, width=200), Timeline([row], 1000, 800, 1, 0, 0))
+    assert "[bold red]x[/]" in out.getvalue()

@@ -37,14 +37,16 @@ def render_timeline(console: Console, timeline: Timeline) -> None:
         table.add_column(name, justify=justify, no_wrap=name != "what")  # type: ignore[arg-type]
     for row in timeline.rows:
         stamp = str(row.get("at") or "")
-        at = one_line(stamp[11:23] if len(stamp) >= 23 else stamp, 24)
+        at = Text(one_line(stamp[11:23] if len(stamp) >= 23 else stamp, 24))  # from the file
         if row["kind"] == "call":
             what = Text(
                 f"sys {_n(row['system_tokens'])} · summary {_n(row['summary_tokens'])} · "
                 f"hot {_n(row['hot_tokens'])}/{_n(row['hot_events'])} ev · "
                 f"task {_n(row['task_tokens'])}"
             )
-            table.add_row(f"call {row['call']}", at, _n(row["estimate"]), _n(row["measured"]), what)
+            table.add_row(
+                Text(f"call {row['call']}"), at, _n(row["estimate"]), _n(row["measured"]), what
+            )
             continue
         label = Text()
         if not row.get("compacted"):
