@@ -148,7 +148,7 @@ def session_bytes(n: int, prefix: str) -> bytes:
 
 def write_session(root: Path, data: bytes) -> None:
     """A session whose events.jsonl holds `data` (state.json made by the real store)."""
-    from core.store import SessionStore
+    from core.store.session_store import SessionStore
 
     store = SessionStore(root)
     store.ensure_session()

@@ -27,14 +27,14 @@ from pathlib import Path
 
 from bench.common import Outcome, make_events, scratch
 from bench.scale import cold_command
-from core.catalog import rebuild_catalog
-from core.chunks import ChunkEntry, write_chunk_file, write_index
 from core.config import CompactionConfig
 from core.events import Event
-from core.ledger import PromptLedger
+from core.index.catalog import rebuild_catalog
+from core.index.chunks import ChunkEntry, write_chunk_file, write_index
+from core.maintenance.recovery import write_summaries
 from core.manager import MemoryManager
-from core.recovery import write_summaries
-from core.store import SessionStore
+from core.store.ledger import PromptLedger
+from core.store.session_store import SessionStore
 from core.timeline import build_timeline
 
 SYSTEM = "You are a coding agent. Follow the repository's conventions. " * 40

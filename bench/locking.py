@@ -6,7 +6,7 @@ waits 1 s. The baseline is the same pass on the same store with the session lock
 start to end, summarizing included: the one-phase design the two-phase pass replaces.
 
 The lock hold is measured by wrapping the session lock's process-level acquire/release (a
-bench-only patch of `core.locks.ProcessLock`): from the moment the flock is taken to the
+bench-only patch of `core.store.locks.ProcessLock`): from the moment the flock is taken to the
 moment it is released, for every hold a pass makes.
 """
 
@@ -31,10 +31,10 @@ from bench.common import (
     scratch,
     write_session,
 )
-from core import locks as lock_module
 from core.config import CompactionConfig
 from core.events import Event
 from core.manager import MemoryManager
+from core.store import locks as lock_module
 
 APPEND_RATE = 500.0
 

@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import Outcome, events_bytes, make_events, median, scratch, write_session
-from core.atomic import write_all
 from core.config import CompactionConfig
 from core.events import Event
 from core.manager import MemoryManager
+from core.store.atomic import write_all
 
 
 class NoopSummarizer:

@@ -19,9 +19,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from core.compaction.planner import plan_compaction
 from core.config import CompactionConfig
 from core.events import Event
-from core.planner import plan_compaction
 from core.tokens import estimate_event_tokens
 
 WORDS = ("open", "the", "settings", "page", "and", "check", "the", "battery", "status", "then")

@@ -36,12 +36,12 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import ROOT, Outcome, median, percentile, python_env, scratch
-from core.chunks import ChunkEntry, write_index
 from core.config import CompactionConfig
+from core.index.chunks import ChunkEntry, write_index
 from core.jsonl import serialize_event
 from core.manager import MemoryManager
 from core.recall.sqlite_index import index_path
-from core.store import SessionStore
+from core.store.session_store import SessionStore
 
 CACHE = Path("/tmp/bench-cache")
 FIXTURE_VERSION = "v1"
@@ -241,11 +241,11 @@ def index_share_of_pass(
     pass timed without the index (its own time), then the index update it calls for (what the
     pass hook or the next recall does) timed alone. index.yaml's parse cache is emptied before
     each, so neither profits from the other having parsed the new index.yaml."""
-    import core.chunks
+    import core.index.chunks
     from bench.common import make_events
     from bench.passes import NoopSummarizer
-    from core.paths import MemoryPaths
     from core.recall.sqlite_index import PersistentRecallIndex, read_chunk_file
+    from core.store.paths import MemoryPaths
 
     with scratch("recall-pass") as tmp:
         root = tmp / "memory"
@@ -262,12 +262,12 @@ def index_share_of_pass(
         added = 0
         for p in range(passes):
             mm.append_many(make_events(2000, prefix=f"p{p}", size=1000, seed=p))
-            core.chunks._INDEX_CACHE.clear()
+            core.index.chunks._INDEX_CACHE.clear()
             result = mm.save(force=True)
             if not result.compacted:
                 continue
             pass_ms.append(float(result.timings_ms.get("total", 0.0)))
-            core.chunks._INDEX_CACHE.clear()
+            core.index.chunks._INDEX_CACHE.clear()
             index = PersistentRecallIndex(mm.paths, read_chunk_file)
             start = time.perf_counter()
             report = index.refresh()
@@ -292,9 +292,9 @@ def quality(quick: bool) -> dict[str, Any]:
     from bench import recall_baseline as old
     from bench.quality import harness
     from bench.quality import metrics as m
-    from core.chunks import read_chunk_events, read_index
-    from core.importers import load_transcript
-    from core.replay import replay
+    from core.index.chunks import read_chunk_events, read_index
+    from core.transcripts.importers import load_transcript
+    from core.transcripts.replay import replay
 
     entries = [e for e in harness.CORPUS if e.quick] if quick else list(harness.CORPUS)
     totals = {"queries": 0, "hit1": 0, "hit5": 0, "base_hit1": 0, "base_hit5": 0}
@@ -348,9 +348,9 @@ def fixture_hits(memory: Path, sample: int = 300) -> dict[str, Any]:
     """hit@1 / hit@5 on a fixture: identifiers (a word with a joiner or CamelCase) that occur
     in exactly one chunk, an even sample; new ranking and the baseline."""
     from bench import recall_baseline as old
-    from core.chunks import read_chunk_events, read_index
-    from core.paths import MemoryPaths
+    from core.index.chunks import read_chunk_events, read_index
     from core.recall.ranking import event_search_text
+    from core.store.paths import MemoryPaths
 
     paths = MemoryPaths(memory)
     entries = read_index(paths).entries
@@ -487,7 +487,7 @@ def run(quick: bool) -> Outcome:
 
 
 def index_path_size(memory: Path) -> int:
-    from core.paths import MemoryPaths
+    from core.store.paths import MemoryPaths
 
     path = index_path(MemoryPaths(memory))
     total = 0

@@ -23,7 +23,7 @@ METHOD: list[str] = [
     "  baseline is the same pass on the same store with the session lock held from start to",
     "  end (`with store.lock(): manager.save()`), i.e. a one-phase design.",
     "- **lock hold**: the session lock's process-level acquire/release is wrapped (a bench-only",
-    "  patch of `core.locks.ProcessLock`); every hold of every pass is recorded, 10 passes",
+    "  patch of `core.store.locks.ProcessLock`); every hold of every pass is recorded, 10 passes",
     "  (3 with --quick) each over a fresh 10k-event window; p99 of the holds.",
     "- **pass** (`bench/passes.py`): `MemoryManager.save()` with a no-op summarizer on N events,",
     "  default config (count trigger, the token path keeps the newest ~20k tokens, so nearly all",
@@ -84,7 +84,8 @@ METHOD: list[str] = [
     "",
     "## What changed to meet the targets",
     "",
-    "- `core/maintenance.py`, `core/store.py`: a pass holds the session lock only to pin",
+    "- `core/maintenance/compaction_pass.py`, `core/store/session_store.py`: a pass holds the",
+    "  session lock only to pin",
     "  events.jsonl (open at its size, parsed after the lock is released), to publish files it",
     "  staged and fsynced beforehand (renames), and to carry over the events appended meanwhile.",
     "  The prefix check is O(1): the pinned inode cannot be reused while open, plus a digest of",
@@ -93,7 +94,7 @@ METHOD: list[str] = [
     "  serialization) when nothing needs scrubbing. The only fsync left under the lock is",
     "  state.json's own; the folders are fsynced through descriptors taken under the lock",
     "  after it is released, and the indexed evidence is deleted in a second short hold.",
-    "- `core/chunks.py`: index.yaml is parsed and emitted with libyaml (`CSafeLoader` /",
+    "- `core/index/chunks.py`: index.yaml is parsed and emitted with libyaml (`CSafeLoader` /",
     "  `CSafeDumper`: the same documents and text, ~5x faster) and parsed only when its bytes",
     "  changed (digest-keyed cache); before, every pass, prompt and status parsed it in pure",
     "  Python, so a turn cost grew with the number of chunks.",
@@ -109,7 +110,8 @@ METHOD: list[str] = [
     "  keeps term counts, and a search reads the events of the chunks it returns from their",
     "  files (`index_rss_mb`: 158 MB before, ~4 MB after, at 100k events; a warm query costs",
     "  ~3 ms instead of ~1 ms, against a 50 ms target).",
-    "- `core/store.py`, `core/tokens.py`: one JSON decoder and encoder each, built once;",
+    "- `core/store/session_store.py`, `core/tokens.py`: one JSON decoder and encoder each,",
+    "  built once;",
     "  `json.loads`/`json.dumps` with options built a new one (and its scanner) per call, a",
     "  fifth of a pass's parsing time and a little of every append.",
     "- `inspector/plan_process.py`, `inspector/model.py`, `inspector/widgets/hot_window.py`",
@@ -180,8 +182,9 @@ _COLD_FLOOR = (
     "The root is not what costs the time: the same command on the 10-chunk baseline root "
     "takes nearly as long (see the growth table). The floor is the CLI's start: `python -c "
     "pass` is ~10–30 ms here, but every command imports `core.manager` and everything it "
-    "reaches (core.catalog, core.summaries, core.maintenance, core.store, core.recall.ranking, "
-    "core.planner, yaml; `core.summarizer` brings urllib and http.client for its OpenAI "
+    "reaches (core.index.catalog, core.compaction.summaries, "
+    "core.maintenance.compaction_pass, core.store.session_store, core.recall.ranking, "
+    "core.compaction.planner, yaml; `core.summarizer` brings urllib and http.client for its OpenAI "
     "backend): ~0.2–0.4 s of imports on this shared 2-core machine, more under load "
     "(`python -X importtime -m inspector … plan`). The demo scenarios and transcript formats "
     "are already loaded only when their command needs them. Levers, in core/ and "
@@ -324,7 +327,8 @@ ANALYSIS: dict[str, str] = {
     ),
     "tui_first_paint_s_100k": (
         "Not in core: the inspector (inspector/model.py, owned by the TUI work) reads and parses "
-        "the whole events.jsonl through `core.reader.EventTail` before the first frame shows the "
+        "the whole events.jsonl through `core.store.reader.EventTail` before the first frame "
+        "shows the "
         "newest rows. Parsing 100k ~1 KB lines with `json` alone takes about a second on this "
         "machine (see `read` in the pass timings), and the model then builds a row per event. "
         "The lever is the issue's: a byte-offset index so the virtual list parses only the "
@@ -345,7 +349,8 @@ ANALYSIS: dict[str, str] = {
     ),
     "tui_rss_mb_100k": (
         "Not in core: the inspector builds rows lazily but keeps every parsed event (a dict per "
-        "~1 KB line, in the `core.reader.Record`s its model holds) for the whole 100k window, "
+        "~1 KB line, in the `core.store.reader.Record`s its model holds) for the whole 100k "
+        "window, "
         "about 4× the file's 99 MB. A byte-offset index (offsets plus the few fields the list "
         "and the planner need: id, type, role, tokens, tool_call_id) with events parsed on "
         "demand for the visible or selected rows would keep this far below 300 MB."

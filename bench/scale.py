@@ -14,7 +14,7 @@ baseline root of 10 chunks and one archive; the growth curves add 100 and 1,000 
   several (one untimed run first, so bytecode is compiled as in an installed package).
 - rotate: `MemoryManager.rotate()` on a copy of the root, only the call timed.
 - disk: index.yaml bytes per chunk; whether summary.md's token estimate is within
-  `core.summaries.summary_md_bound` for the default config.
+  `core.compaction.summaries.summary_md_bound` for the default config.
 
 `BENCH_SCALE_CHUNKS=N` replaces the long-lived size (the smoke test uses 50); the keys keep
 their names and the notes say which size was measured.
@@ -40,10 +40,10 @@ from bench.scale_fixture import (
     copy_root,
 )
 from bench.targets import GROUPS
+from core.compaction.summaries import summary_md_bound
 from core.config import CompactionConfig
 from core.events import Event
 from core.manager import MemoryManager
-from core.summaries import summary_md_bound
 from core.tokens import estimate_tokens
 
 BASELINE_CHUNKS = 10

@@ -5,7 +5,7 @@
 Everything is written by the project's own writers, as passes and rotations would leave it:
 chunk files by `write_chunk_file`, index.yaml by `write_index`, summary.md and
 summary_archive.md by `write_summaries`, the hot window by `SessionStore.append_events`, the
-archives by `core.rotation.rotate`, chunks/recall.sqlite by `MemoryManager.recall`. Each
+archives by `core.maintenance.rotation.rotate`, chunks/recall.sqlite by `MemoryManager.recall`. Each
 chunk's summary is the extractive summarizer's output on that chunk's own events. Building 10k
 chunks takes minutes, so the root is cached under `CACHE_DIR`, keyed by `GENERATOR_VERSION` and
 its size; a build is staged in a temporary folder and renamed into place when complete, under a
@@ -23,13 +23,13 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from core.chunks import ChunkEntry, write_chunk_file, write_index
 from core.config import CompactionConfig
 from core.events import Event
+from core.index.chunks import ChunkEntry, write_chunk_file, write_index
+from core.maintenance.recovery import write_summaries
+from core.maintenance.rotation import rotate
 from core.manager import MemoryManager
-from core.recovery import write_summaries
-from core.rotation import rotate
-from core.store import SessionStore
+from core.store.session_store import SessionStore
 from core.summarizer import ExtractiveSummarizer
 
 GENERATOR_VERSION = 2

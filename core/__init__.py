@@ -11,6 +11,8 @@ TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: a cold recall does not impo
 if TYPE_CHECKING:
     from typing import Any
 
+    from core.compaction.planner import CompactionPlan, plan_compaction
+    from core.compaction.trigger import TriggerDecision, should_compress
     from core.config import CompactionConfig, LoadedConfig, SummarizerConfig, load_config
     from core.errors import (
         BadInputError,
@@ -23,13 +25,11 @@ if TYPE_CHECKING:
         StoreError,
     )
     from core.events import CutClass, Event, cut_class, event_to_message, events_to_messages
-    from core.maintenance import PassResult
+    from core.maintenance.compaction_pass import PassResult
+    from core.maintenance.rotation import RotationResult
     from core.manager import MemoryManager
-    from core.planner import CompactionPlan, plan_compaction
-    from core.rotation import RotationResult
     from core.scrub import strip_screenshot_data
     from core.tokens import estimate_event_tokens, estimate_tokens
-    from core.trigger import TriggerDecision, should_compress
 
 _LAZY = {
     "CompactionConfig": "core.config",
@@ -49,16 +49,16 @@ _LAZY = {
     "cut_class": "core.events",
     "event_to_message": "core.events",
     "events_to_messages": "core.events",
-    "PassResult": "core.maintenance",
+    "PassResult": "core.maintenance.compaction_pass",
     "MemoryManager": "core.manager",
-    "CompactionPlan": "core.planner",
-    "plan_compaction": "core.planner",
-    "RotationResult": "core.rotation",
+    "CompactionPlan": "core.compaction.planner",
+    "plan_compaction": "core.compaction.planner",
+    "RotationResult": "core.maintenance.rotation",
     "strip_screenshot_data": "core.scrub",
     "estimate_event_tokens": "core.tokens",
     "estimate_tokens": "core.tokens",
-    "TriggerDecision": "core.trigger",
-    "should_compress": "core.trigger",
+    "TriggerDecision": "core.compaction.trigger",
+    "should_compress": "core.compaction.trigger",
 }
 """Names imported on first use (PEP 562): `import core.recall.sqlite_index` in a fresh process (an
 agent's recall tool) must not pay for the manager, the store and the summarizers."""

@@ -197,7 +197,7 @@ class CompactionConfig:
     max_rolling_summary_lines: int = 100
     compact_headroom_percent: float = 10.0
     """After a pass the predicted prompt must be this share of the window below the trigger
-    threshold, else the cut moves forward (contract §5, Headroom; core.headroom)."""
+    threshold, else the cut moves forward (contract §5, Headroom; core.compaction.headroom)."""
     lock_timeout_seconds: float = 10.0
     models: Mapping[str, int] = field(default_factory=ModelWindows)
     summarizer: SummarizerConfig = field(default_factory=SummarizerConfig)

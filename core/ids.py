@@ -1,5 +1,5 @@
 """The one check that keeps a name taken from data inside a memory root: chunk ids, pending
-ids and session ids are safe file-name stems (`validate_safe_id`). Pure; `core.paths` builds
+ids and session ids are safe file-name stems (`validate_safe_id`). Pure; `core.store.paths` builds
 every path from ids checked here.
 """
 

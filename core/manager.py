@@ -14,14 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core.atomic import read_bytes_no_symlink
-from core.catalog import read_catalog
+from core.compaction.prompt import build_prompt_messages
 from core.config import CompactionConfig, load_config
 from core.errors import IndexCorruptError, SessionMemoryError, StoreError
 from core.events import Event, make_event
-from core.ledger import PromptLedger, record_measured
-from core.prompt import build_prompt_messages
-from core.reader import EventTail
+from core.index.catalog import read_catalog
 from core.status import (
     ArchiveInfo,
     PlanReport,
@@ -30,14 +27,17 @@ from core.status import (
     plan_report,
     session_status,
 )
-from core.store import SessionStore
+from core.store.atomic import read_bytes_no_symlink
+from core.store.ledger import PromptLedger, record_measured
+from core.store.reader import EventTail
+from core.store.session_store import SessionStore
 from core.summarizer import Summarizer, make_summarizer
 
 if TYPE_CHECKING:
-    from core.maintenance import PassResult
+    from core.maintenance.compaction_pass import PassResult
+    from core.maintenance.rotation import RotationResult
     from core.recall.ranking import RecallResult
     from core.recall.service import RecallService
-    from core.rotation import RotationResult
 
 
 @dataclass
@@ -264,7 +264,9 @@ class MemoryManager:
     ) -> PassResult:
         """One pass, counted in telemetry; a pass that added a chunk adds it to recall's file,
         and `on_pass` sees every result."""
-        from core.maintenance import run_pass  # the pass's modules: not for status or prompt
+        from core.maintenance.compaction_pass import (
+            run_pass,  # the pass's modules: not for status or prompt
+        )
 
         result = run_pass(
             self.store,
@@ -324,7 +326,7 @@ class MemoryManager:
         )
 
     def rotate(self) -> RotationResult:
-        from core.rotation import rotate
+        from core.maintenance.rotation import rotate
 
         self._writable()
         with self.recall_cache.lock:
@@ -335,9 +337,10 @@ class MemoryManager:
 
     def repair(self) -> dict[str, int]:
         """Finish or undo crashed passes, rebuild an unreadable index from the chunk files,
-        and quarantine corrupt lines of events.jsonl (contract §6, §8; core.recovery.repair),
+        and quarantine corrupt lines of events.jsonl (contract §6, §8;
+        core.maintenance.recovery.repair),
         then rebuild recall's index."""
-        from core import recovery
+        from core.maintenance import recovery
 
         self._writable()
         repaired = recovery.repair(self.store, self.config)

@@ -11,18 +11,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.calibration import PLAIN, Calibration
-from core.catalog import read_catalog
-from core.chunks import chunk_file_names, list_pending
+from core.compaction.calibration import PLAIN, Calibration
+from core.compaction.headroom import headroom_for, pushed_out_summary
+from core.compaction.planner import CompactionPlan, plan_compaction, resolve_turn_start_chunk
+from core.compaction.trigger import NO_STATE, TriggerDecision, read_trigger
 from core.config import CompactionConfig
 from core.errors import IndexCorruptError, SessionMemoryError, StoreError
 from core.events import Event
-from core.headroom import headroom_for, pushed_out_summary
+from core.index.catalog import read_catalog
+from core.index.chunks import chunk_file_names, list_pending
 from core.jsonl import parse_event_lines
-from core.paths import MemoryPaths
-from core.planner import CompactionPlan, plan_compaction, resolve_turn_start_chunk
-from core.store import SessionStore
-from core.trigger import NO_STATE, TriggerDecision, read_trigger
+from core.store.paths import MemoryPaths
+from core.store.session_store import SessionStore
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Compaction through time, read from the prompt ledger (core.ledger): any past prompt rebuilt
+"""Compaction through time, read from the prompt ledger (core.store.ledger): any past prompt rebuilt
 exactly, and one row per model call and per pass.
 
 A past prompt is rebuilt from its `call` line: the system prompt, the task and summary.md from
@@ -24,11 +24,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core.atomic import read_bytes_no_symlink
+from core.compaction.prompt import build_prompt_messages
 from core.errors import BadInputError, IndexCorruptError, SessionMemoryError, StoreError
 from core.events import Event, is_synthetic
 from core.jsonl import parse_event_lines
-from core.ledger import (
+from core.store.atomic import read_bytes_no_symlink
+from core.store.ledger import (
     LEDGER_VERSION,
     LedgerRead,
     PromptLedger,
@@ -41,15 +42,14 @@ from core.ledger import (
     read_text,
     text_sha,
 )
-from core.paths import MemoryPaths
-from core.prompt import build_prompt_messages
+from core.store.paths import MemoryPaths
 from core.tokens import estimate_event_tokens
 
 if TYPE_CHECKING:
+    from core.compaction.dropped import DroppedReport
     from core.config import CompactionConfig
-    from core.dropped import DroppedReport
-    from core.maintenance import PassResult
-    from core.store import SessionStore
+    from core.maintenance.compaction_pass import PassResult
+    from core.store.session_store import SessionStore
 
 
 # --------------------------------------------------------------------------- writing a pass
@@ -168,7 +168,7 @@ class _EventSource:
     def chunk_ids(self) -> list[str]:
         """Every chunk id in index order (through the catalog; imported only when needed)."""
         if self._ids is None:
-            from core.catalog import read_catalog
+            from core.index.catalog import read_catalog
 
             try:
                 self._ids = read_catalog(self.paths, write=False).chunk_ids()
@@ -341,7 +341,7 @@ def _text_part(
 
 
 def rebuild_call(paths: MemoryPaths, spec: str) -> RebuiltPrompt:
-    """The prompt of the call `spec` names (core.ledger.find_call: its number, -1 the latest,
+    """The prompt of the call `spec` names (core.store.ledger.find_call: its number, -1 the latest,
     or its id), rebuilt and checked."""
     found = find_call(paths, spec)
     return rebuild(paths, found.number, found.call, found.measured)
@@ -548,7 +548,7 @@ def _pass_row(obj: dict[str, Any], after_call: int) -> dict[str, Any]:
 
 def _index_rows(paths: MemoryPaths) -> dict[str, dict[str, Any]]:
     """Per chunk id: what the index says of the pass that made it (cut_meta, backend)."""
-    from core.catalog import read_catalog
+    from core.index.catalog import read_catalog
 
     out: dict[str, dict[str, Any]] = {}
     try:
@@ -715,9 +715,9 @@ def dropped_for_chunk(paths: MemoryPaths, chunk_id: str) -> DroppedReport:
     pass left it (its kept version) and the hot window of the first call after the pass,
     rebuilt. Without a ledger record: the current summary.md, and the events of the next
     chunk (or of events.jsonl when the chunk is the last)."""
-    from core.chunks import read_chunk_events
-    from core.dropped import dropped_for, event_texts
-    from core.paths import validate_chunk_id
+    from core.compaction.dropped import dropped_for, event_texts
+    from core.index.chunks import read_chunk_events
+    from core.store.paths import validate_chunk_id
 
     validate_chunk_id(chunk_id)
     source = _EventSource(paths)
@@ -799,11 +799,11 @@ def materialize_moment(paths: MemoryPaths, spec: str, dest: Path) -> Moment:
     events.jsonl is that call's hot window (rebuilt), summary.md the version it was given, and
     chunks/ the chunks the index held then (their files linked, index.yaml cut to them), so
     every view of the session can be shown as it was. Nothing of `paths` is changed."""
-    from core.atomic import atomic_write_bytes
-    from core.catalog import read_catalog
-    from core.chunks import render_index
+    from core.compaction.state import SessionState
+    from core.index.catalog import read_catalog
+    from core.index.chunks import render_index
     from core.jsonl import stored_events_bytes
-    from core.state import SessionState
+    from core.store.atomic import atomic_write_bytes
 
     found = find_call(paths, spec)
     call = found.call

@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.store import SessionStore
+from core.store.session_store import SessionStore
 
 
 def append(root: str, worker: str, count: int) -> int:

@@ -16,11 +16,11 @@ from bench.common import make_events
 from bench.scale import NoopSummarizer
 from bench.scale_fixture import EVENTS_PER_CHUNK, HOT_EVENTS, build_root, copy_root
 from bench.targets import GROUPS
-from core.chunks import read_chunk_events, read_index
+from core.compaction.summaries import parse_summary_md
 from core.config import CompactionConfig
+from core.index.chunks import read_chunk_events, read_index
 from core.manager import MemoryManager
-from core.paths import MemoryPaths
-from core.summaries import parse_summary_md
+from core.store.paths import MemoryPaths
 from tests.helpers.bench import run_bench_quick
 
 SCALE_KEYS = GROUPS["scale"]

@@ -15,11 +15,11 @@ import pytest
 import yaml
 from rich.console import Console
 
-from core.calibration import MAX_RATIO, MIN_RATIO, PLAIN, Calibration, fit
+from core.compaction.calibration import MAX_RATIO, MIN_RATIO, PLAIN, Calibration, fit
+from core.compaction.state import SessionState
 from core.config import CompactionConfig
 from core.manager import MemoryManager
-from core.replay import prompt_estimate
-from core.state import SessionState
+from core.transcripts.replay import prompt_estimate
 from inspector.cli.output import render_plan
 from tests.cli_util import run_cli
 from tests.helpers.memory import read_file_pair
@@ -420,7 +420,7 @@ def test_the_gauge_figure_after_a_pass_is_close_to_the_next_provider_figure(
 def test_the_inspector_cut_preview_moves_its_cut_as_the_pass_would(tmp_path: Path) -> None:
     """The TUI's preview (in the app's thread or its planning child) gets the same headroom as
     `plan` and a pass, so the screen shows the cut the pass will make (issue 22 item 1)."""
-    from core.headroom import headroom_for
+    from core.compaction.headroom import headroom_for
     from inspector.tui.hot_window_model import HotWindowModel, plan_now, read_light_status
     from inspector.tui.plan_process import PlanProcess
 

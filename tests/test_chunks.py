@@ -1,4 +1,4 @@
-"""core.chunks: index.yaml, chunk files and pending evidence, including hostile inputs."""
+"""core.index.chunks: index.yaml, chunk files and pending evidence, including hostile inputs."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from core.chunks import (
+from core.errors import ChunkIdError, IndexCorruptError, StoreError
+from core.index.chunks import (
     ChunkEntry,
     delete_pending,
     list_chunk_files,
@@ -22,8 +23,7 @@ from core.chunks import (
     write_index,
     write_pending,
 )
-from core.errors import ChunkIdError, IndexCorruptError, StoreError
-from core.paths import MemoryPaths, validate_chunk_id
+from core.store.paths import MemoryPaths, validate_chunk_id
 from tests.helpers.hostile import HOSTILE_IDS
 
 

@@ -254,7 +254,7 @@ def _holder(tmp_path: Path, code: str) -> Iterator[subprocess.Popen[str]]:
 
 HOLD_SESSION_LOCK = """
 import sys
-from core.store import SessionStore
+from core.store.session_store import SessionStore
 store = SessionStore(sys.argv[1] if len(sys.argv) > 1 else "m")
 with store.lock():
     print("held", flush=True)
@@ -263,7 +263,7 @@ with store.lock():
 
 HOLD_MAINTENANCE_LOCK = """
 import sys
-from core.store import SessionStore
+from core.store.session_store import SessionStore
 with SessionStore("m").maintenance_lock() as got:
     assert got
     print("held", flush=True)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from rich.text import Text
 
-from core.calibration import PLAIN
+from core.compaction.calibration import PLAIN
 from inspector.cli.output import elide_path, make_console, plural
 from tests.cli_util import REPO, cli_ok, json_out, run_cli
 

@@ -1,4 +1,4 @@
-"""The pure commit of a pass (core.commit_plan.build_commit), tested like the planner: on
+"""The pure commit of a pass (core.compaction.commit_plan.build_commit), tested like the planner: on
 hand-built streams and an index held in a list, with no file behind any of it."""
 
 from __future__ import annotations
@@ -14,9 +14,7 @@ from typing import Any
 
 import pytest
 
-from core.catalog import entry_digest, entry_text, read_catalog
-from core.chunks import ChunkEntry, render_index
-from core.commit_plan import (
+from core.compaction.commit_plan import (
     SYNTHETIC_KIND,
     ArchiveFacts,
     ChunkSummaries,
@@ -24,11 +22,13 @@ from core.commit_plan import (
     IndexView,
     build_commit,
 )
+from core.compaction.planner import CompactionPlan, plan_compaction
+from core.compaction.summaries import FoldStat, archive_entry_bytes, fold_stat, render_summary
 from core.config import CompactionConfig
 from core.events import Event
-from core.paths import MemoryPaths
-from core.planner import CompactionPlan, plan_compaction
-from core.summaries import FoldStat, archive_entry_bytes, fold_stat, render_summary
+from core.index.catalog import entry_digest, entry_text, read_catalog
+from core.index.chunks import ChunkEntry, render_index
+from core.store.paths import MemoryPaths
 from core.summarizer import split_turn_summary
 from core.tokens import estimate_event_tokens, estimate_tokens
 
@@ -77,7 +77,7 @@ class Snap:
 
 @dataclass
 class ListedIndex:
-    """An index held in a list (what core.catalog.Catalog reads from index.yaml)."""
+    """An index held in a list (what core.index.catalog.Catalog reads from index.yaml)."""
 
     items: list[ChunkEntry]
     appendable: bool = True

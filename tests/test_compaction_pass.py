@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-import core.stopwatch
+import core.compaction.stopwatch
+from core.compaction.stopwatch import Stopwatch
 from core.manager import MemoryManager
-from core.stopwatch import Stopwatch
 from core.summarizer import ExtractiveSummarizer
 from tests.helpers.memory import fill, small_config
 
@@ -30,7 +30,7 @@ COMPACTING_STEPS = [
 
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[float]]:
-    """A clock the test moves by hand (seconds), for core.stopwatch alone."""
+    """A clock the test moves by hand (seconds), for core.compaction.stopwatch alone."""
     now = [100.0]
 
     class FakeTime:
@@ -38,7 +38,7 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[float]]:
         def perf_counter() -> float:
             return now[0]
 
-    monkeypatch.setattr(core.stopwatch, "time", FakeTime)
+    monkeypatch.setattr(core.compaction.stopwatch, "time", FakeTime)
     yield now
 
 

@@ -160,7 +160,7 @@ def test_rotation_during_a_pass_abandons_it(tmp_path: Path, held_model: HeldMode
 def test_rotation_during_a_pass_over_a_long_history_abandons_it(
     tmp_path: Path, held_model: HeldModel
 ) -> None:
-    """The pass reads old summaries out of index.yaml lazily (core.catalog); once a rotation
+    """The pass reads old summaries out of index.yaml lazily (core.index.catalog); once a rotation
     has moved that file into the archive the pass must still abandon cleanly (the soak found
     it failing with "cannot read .../index.yaml")."""
     root = tmp_path / "memory"

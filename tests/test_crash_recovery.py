@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from core.config import CompactionConfig
-from core.faults import FAULT_POINTS
 from core.manager import MemoryManager
+from core.store.faults import FAULT_POINTS
 from tests.helpers.memory import SMALL, fill, run_child
 from tests.memory_invariants import assert_each_once, indexed_chunk_ids, stored_id_counts
 

@@ -276,9 +276,9 @@ def test_unknown_scenario_is_bad_input(tmp_path: Path) -> None:
 
 def test_a_skipped_pass_never_reads_as_at_the_limit() -> None:
     """69.8 % of the window is below a 70 % limit: the demo's line must not say "70% < 70%"."""
+    from core.compaction.trigger import should_compress
     from core.config import CompactionConfig
-    from core.maintenance import PassResult
-    from core.trigger import should_compress
+    from core.maintenance.compaction_pass import PassResult
     from inspector.demo.agent import _skip_reason
 
     config = CompactionConfig(context_window=6000, compress_at_percent=70, reserve_tokens=100)

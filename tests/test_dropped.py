@@ -1,4 +1,5 @@
-"""What a pass dropped (core/dropped.py, pure; core.timeline.dropped_for_chunk, the shell)."""
+"""What a pass dropped (core/compaction/dropped.py, pure; core.timeline.dropped_for_chunk, the
+shell)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from core.dropped import dropped_for, facts_of
+from core.compaction.dropped import dropped_for, facts_of
 from core.events import Event
 from core.manager import MemoryManager
 from core.timeline import dropped_for_chunk

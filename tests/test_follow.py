@@ -1,4 +1,5 @@
-"""`follow` (core/follow.py, issue 23): a live agent log replayed into a memory root as it is
+"""`follow` (core/transcripts/follow.py, issue 23): a live agent log replayed into a memory root as
+it is
 written. Every wait is a poll with a deadline; the writer process hands over on stdin/stdout."""
 
 from __future__ import annotations
@@ -14,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from core import follow as follow_mod
 from core.config import load_config
 from core.errors import BadInputError
-from core.follow import Follower, wait_for
-from core.importers import load_transcript
 from core.manager import MemoryManager
+from core.transcripts import follow as follow_mod
+from core.transcripts.follow import Follower, wait_for
+from core.transcripts.importers import load_transcript
 from tests.cli_util import REPO, SMALL_CONFIG, cli_env, start_cli, write_config
 from tests.memory_invariants import session_dirs
 
@@ -266,7 +267,7 @@ def test_follow_compacts_where_replay_does(tmp_path: Path) -> None:
     In a window the agent's own prompt fits in (this log's provider figures carry ~16k fixed
     tokens): in a window smaller than that fixed part every moment is over the threshold, so
     how many passes run depends only on how often the trigger is asked."""
-    from core.replay import replay
+    from core.transcripts.replay import replay
 
     fits = {**SMALL_CONFIG, "context_window": 19000, "reserve_tokens": 1900}
     fits.update(compress_at_percent=95, keep_recent_tokens=200)

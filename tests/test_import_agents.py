@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from core import import_stream
 from core.errors import BadInputError
 from core.events import validate_event
-from core.import_detect import detect_format, load_any, parse_any
-from core.importers import load_transcript, parse_transcript
-from core.replay import replay
-from core.transcript import Transcript
+from core.transcripts import stream as import_stream
+from core.transcripts.detect import detect_format, load_any, parse_any
+from core.transcripts.importers import load_transcript, parse_transcript
+from core.transcripts.replay import replay
+from core.transcripts.transcript import Transcript
 from tests.cli_util import REPO, SMALL_CONFIG, json_out, last_error_line, run_cli, write_config
 
 DATA = Path(__file__).parent / "data" / "transcripts"

@@ -1,4 +1,5 @@
-"""Importers (core/importers.py): each format on a real-format sample and on bad input."""
+"""Importers (core/transcripts/importers.py): each format on a real-format sample and on bad
+input."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ import pytest
 
 from core.errors import BadInputError
 from core.events import validate_event
-from core.importers import FORMATS, load_transcript, parse_transcript
-from core.transcript import Transcript
+from core.transcripts.importers import FORMATS, load_transcript, parse_transcript
+from core.transcripts.transcript import Transcript
 
 DATA = Path(__file__).parent / "data" / "transcripts"
 PI = DATA / "pi_session.jsonl"

@@ -11,19 +11,19 @@ from typing import Any
 
 import pytest
 
-import core.catalog
-import core.chunks
-from core.catalog import catalog_path, read_catalog, read_summary
-from core.chunks import read_index, render_index
-from core.config import CompactionConfig
-from core.manager import MemoryManager
-from core.paths import MemoryPaths
-from core.summaries import (
+import core.index.catalog
+import core.index.chunks
+from core.compaction.summaries import (
     archive_entry_bytes,
     fold_stat,
     render_summary,
     render_summary_md_window,
 )
+from core.config import CompactionConfig
+from core.index.catalog import catalog_path, read_catalog, read_summary
+from core.index.chunks import read_index, render_index
+from core.manager import MemoryManager
+from core.store.paths import MemoryPaths
 from tests.memory_invariants import assert_each_once
 from tests.mm_child_run import run_mm_child
 
@@ -330,9 +330,9 @@ def test_status_prompt_and_passes_never_parse_the_whole_index(
     def refuse(*_: object) -> None:
         raise AssertionError("index.yaml was parsed whole")
 
-    monkeypatch.setattr("core.chunks._parse_index", refuse)
-    core.chunks._INDEX_CACHE.clear()  # a fresh process: nothing parsed before
-    core.catalog._CACHE.clear()
+    monkeypatch.setattr("core.index.chunks._parse_index", refuse)
+    core.index.chunks._INDEX_CACHE.clear()  # a fresh process: nothing parsed before
+    core.index.catalog._CACHE.clear()
     fresh = MemoryManager(tmp_path / "m", CompactionConfig(**CONFIG))
     status = fresh.status()
     assert status.chunk_count == 4 and status.index_error is None
@@ -401,7 +401,7 @@ def test_a_catalog_write_that_fails_does_not_fail_the_pass(
         fill(mm, 3, start=30)
         assert mm.save().compacted
     assert len(catalog_path(mm.paths).read_bytes().splitlines()) == 3  # it lags behind
-    core.catalog._CACHE.clear()
+    core.index.catalog._CACHE.clear()
     assert_derived_files_match_a_full_render(mm)
     assert len(catalog_path(mm.paths).read_bytes().splitlines()) == 4  # caught up
     mm.close()

@@ -1,4 +1,4 @@
-"""The index scanner (core.index_scan) reads index.yaml exactly as the strict YAML loader
+"""The index scanner (core.index.scan) reads index.yaml exactly as the strict YAML loader
 does, or says it cannot: every pass, repair and recovery reads the index through it, so any
 difference would change what they do. Arbitrary entries the writer renders, the same files
 damaged, and the hand-written cases the TUI's fast reader was checked against."""
@@ -13,8 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import core.chunks as chunks_module
-from core.chunks import (
+import core.index.chunks as chunks_module
+from core.config import CompactionConfig
+from core.errors import IndexCorruptError, SessionMemoryError
+from core.index.chunks import (
     INDEX_VERSION,
     ChunkEntry,
     IndexRead,
@@ -22,11 +24,9 @@ from core.chunks import (
     render_index,
     write_index,
 )
-from core.config import CompactionConfig
-from core.errors import IndexCorruptError, SessionMemoryError
-from core.index_scan import load_entry, scan_entries, scan_index, split_index
+from core.index.scan import load_entry, scan_entries, scan_index, split_index
 from core.manager import MemoryManager
-from core.paths import CHUNK_ID_RE
+from core.store.paths import CHUNK_ID_RE
 from core.yaml_safe import strict_load
 
 WHERE = Path("/m/session/chunks/index.yaml")
@@ -305,7 +305,8 @@ test_damaged_files_read_as_the_strict_loader_reads_them_many = pytest.mark.exten
 
 
 def _ordinary(i: int) -> ChunkEntry:
-    """An entry as a pass writes it (core.commit_plan): extractive summary, cut_meta, extras."""
+    """An entry as a pass writes it (core.compaction.commit_plan): extractive summary, cut_meta,
+    extras."""
     return ChunkEntry(
         chunk_id=f"chunk_{i:04d}",
         created_at="2026-11-30T10:00:00Z",
@@ -336,7 +337,7 @@ def test_the_writers_own_entries_are_scanned_without_yaml() -> None:
     assert split is not None
     version, texts = split
     assert version == INDEX_VERSION and len(texts) == 8
-    from core.index_scan import Unrecognised, _entry
+    from core.index.scan import Unrecognised, _entry
 
     for t in texts:
         try:

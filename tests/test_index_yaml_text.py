@@ -16,12 +16,12 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import core.chunks
-from core.catalog import append_index_entry, read_catalog
-from core.chunks import ChunkEntry, read_index, write_index
+import core.index.chunks
 from core.config import CompactionConfig
+from core.index.catalog import append_index_entry, read_catalog
+from core.index.chunks import ChunkEntry, read_index, write_index
 from core.manager import MemoryManager
-from core.paths import MemoryPaths
+from core.store.paths import MemoryPaths
 
 PIECES = [
     "\n",
@@ -130,7 +130,7 @@ def test_a_pass_after_an_index_closed_by_an_old_keep_chomped_summary_writes_it_w
     entries[-1].cut_meta = None  # the summary is the file's last scalar
     entries[-1].extra = {}
     with monkeypatch.context() as patch:  # index.yaml and its catalog as the old writer left them
-        patch.setattr(core.chunks, "_IndexDumper", _OldDumper)
+        patch.setattr(core.index.chunks, "_IndexDumper", _OldDumper)
         write_index(mm.paths, entries)
     assert mm.paths.index.read_bytes().endswith(b"\n...\n")
     assert not read_catalog(mm.paths).appendable

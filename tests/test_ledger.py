@@ -1,4 +1,4 @@
-"""The prompt ledger (core/ledger.py, session/prompts.jsonl) and past prompts rebuilt from it
+"""The prompt ledger (core/store/ledger.py, session/prompts.jsonl) and past prompts rebuilt from it
 (core/timeline.py): every build_prompt leaves a line, every line rebuilds byte for byte."""
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 
 from core.config import load_config
-from core.importers import load_transcript
-from core.ledger import ledger_path, read_ledger, texts_dir
 from core.manager import MemoryManager
-from core.paths import MemoryPaths
-from core.replay import replay
+from core.store.ledger import ledger_path, read_ledger, texts_dir
+from core.store.paths import MemoryPaths
 from core.timeline import build_timeline, measured_for, rebuild, rebuild_call
+from core.transcripts.importers import load_transcript
+from core.transcripts.replay import replay
 from inspector.cli.commands import main
 from tests.cli_util import write_config
 from tests.helpers.memory import fill, small_config
@@ -313,8 +313,8 @@ def test_a_wrong_guess_of_the_chunks_falls_back_to_the_index(
 
 
 def test_a_plain_import_writes_a_line_per_call_of_the_log(tmp_path: Path) -> None:
-    from core.prompt import build_prompt_messages
-    from core.replay import REPLAY_SYSTEM_PROMPT, REPLAY_TASK, import_transcript
+    from core.compaction.prompt import build_prompt_messages
+    from core.transcripts.replay import REPLAY_SYSTEM_PROMPT, REPLAY_TASK, import_transcript
 
     mm = MemoryManager(tmp_path / "m", small_config())
     fill(mm, 1)  # events before the import open every window
@@ -388,7 +388,7 @@ def test_the_light_timeline_agrees_with_the_full_one(tmp_path: Path) -> None:
 
 
 def test_follow_writes_a_line_per_call_and_each_rebuilds(tmp_path: Path) -> None:
-    from core.follow import Follower
+    from core.transcripts.follow import Follower
     from tests.cli_util import SMALL_CONFIG
 
     config = load_config(write_config(tmp_path / "c.yaml", **SMALL_CONFIG), tmp_path).config

@@ -12,9 +12,7 @@ from typing import Any
 
 import pytest
 
-from core.config import CompactionConfig
-from core.events import Event
-from core.planner import (
+from core.compaction.planner import (
     CompactionPlan,
     CutStatus,
     cut_statuses,
@@ -22,6 +20,8 @@ from core.planner import (
     plan_compaction,
     tool_spans,
 )
+from core.config import CompactionConfig
+from core.events import Event
 from core.tokens import estimate_event_tokens
 
 COST = 10

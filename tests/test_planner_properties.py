@@ -13,10 +13,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.calibration import Calibration
+from core.compaction.calibration import Calibration
+from core.compaction.headroom import Headroom
+from core.compaction.planner import CompactionPlan, legal_cuts, plan_compaction
 from core.events import CutClass, Event, cut_class, is_ambient, is_synthetic
-from core.headroom import Headroom
-from core.planner import CompactionPlan, legal_cuts, plan_compaction
 
 TYPES = [
     "user_input",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
+from core.compaction.prompt import build_prompt_messages, estimate_message_tokens
 from core.events import Event
-from core.prompt import build_prompt_messages, estimate_message_tokens
 from core.tokens import EVENT_OVERHEAD_TOKENS
 
 HOT: list[Event] = [

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from core.compaction.prompt_size import prompt_size
 from core.config import CompactionConfig
 from core.manager import MemoryManager
-from core.prompt_size import prompt_size
 from core.tokens import estimate_event_tokens, estimate_tokens
 from tests.cli_util import cli_ok, json_out, write_config
 from tests.memory_invariants import assert_each_once, read_jsonl

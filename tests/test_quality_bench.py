@@ -25,9 +25,9 @@ from bench.quality.harness import (
 )
 from bench.quality.real_corpus import SOURCES
 from core.events import Event
-from core.importers import FORMATS, load_transcript
-from core.maintenance import PassResult
+from core.maintenance.compaction_pass import PassResult
 from core.summarizer import SummaryKind
+from core.transcripts.importers import FORMATS, load_transcript
 
 
 def _event(etype: str, content: object = None, **extra: object) -> dict[str, object]:
@@ -280,7 +280,8 @@ class ForgetfulSummarizer:
 def test_a_summarizer_that_keeps_nothing_scores_zero() -> None:
     r = run_entry(SMALL, summarizer=ForgetfulSummarizer())
     assert r.compactions >= 1
-    # The file record (core.filerecord) is built from the events, not by the summarizer: it
+    # The file record (core.compaction.filerecord) is built from the events, not by the summarizer:
+    # it
     # still names every edited path and the runs' key names; the rest is the summaries' part.
     assert r.paths_named_final == 1.0 and r.paths_named_min == 1.0
     assert r.identifiers_kept is not None and r.identifiers_kept < 0.7

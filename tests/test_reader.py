@@ -1,12 +1,12 @@
-"""core.reader.EventTail: follow events.jsonl by byte offset, notice rewrites."""
+"""core.store.reader.EventTail: follow events.jsonl by byte offset, notice rewrites."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from core.reader import RAW_KEEP_BYTES, EventTail
-from core.store import SessionStore
+from core.store.reader import RAW_KEEP_BYTES, EventTail
+from core.store.session_store import SessionStore
 from core.tokens import estimate_event_tokens
 
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-import core.chunks
-from core.chunks import read_index, write_index
+import core.index.chunks
+from core.index.chunks import read_index, write_index
 from core.manager import MemoryManager
-from core.paths import MemoryPaths
 from core.recall.sqlite_index import PersistentRecallIndex, read_chunk_file
+from core.store.paths import MemoryPaths
 from tests.helpers.recall import QUERIES, compacted_root, config, fill, in_memory
 
 
@@ -37,7 +37,7 @@ def test_an_appended_entry_is_indexed_without_parsing_index_yaml_whole(
     def refuse(paths: MemoryPaths) -> object:
         raise AssertionError("index.yaml parsed whole for an append")
 
-    monkeypatch.setattr(core.chunks, "read_index", refuse)
+    monkeypatch.setattr(core.index.chunks, "read_index", refuse)
     store = PersistentRecallIndex(MemoryPaths(root), read_chunk_file)
     report = store.refresh()
     store.close()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from core.records import sanitize_message_records, session_events_from_record
+from core.transcripts.records import sanitize_message_records, session_events_from_record
 
 SHOT = {"data": "iVBORw0KGgoAAAANSUhEUg" * 50, "width": 1080, "height": 2400, "format": "png"}
 

@@ -1,4 +1,5 @@
-"""Replay (core/replay.py): an imported transcript played into a memory root as its agent ran."""
+"""Replay (core/transcripts/replay.py): an imported transcript played into a memory root as its
+agent ran."""
 
 from __future__ import annotations
 
@@ -9,12 +10,12 @@ from typing import Any
 import pytest
 
 from core.config import load_config
-from core.importers import load_transcript
-from core.maintenance import PassResult
+from core.maintenance.compaction_pass import PassResult
 from core.manager import MemoryManager
-from core.replay import import_transcript, prompt_estimate, replay
 from core.tokens import estimate_event_tokens
-from core.transcript import ModelCall, Transcript
+from core.transcripts.importers import load_transcript
+from core.transcripts.replay import import_transcript, prompt_estimate, replay
+from core.transcripts.transcript import ModelCall, Transcript
 from tests.cli_util import write_config
 from tests.memory_invariants import assert_each_once, indexed_chunk_ids, read_jsonl
 
@@ -260,7 +261,7 @@ def test_a_tokenizer_mismatch_does_not_make_passes_ever_more_frequent(tmp_path: 
 
 
 def test_provider_scale_fits_ratio_and_fixed_and_notices_the_agents_own_compaction() -> None:
-    from core.replay import ProviderScale
+    from core.transcripts.replay import ProviderScale
 
     scale = ProviderScale()
     for original in (100, 400, 900, 1500):

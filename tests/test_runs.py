@@ -1,11 +1,11 @@
-"""core.runs: runs, what the agent did in each, identifiers, earlier summaries read back."""
+"""core.compaction.runs: runs, what the agent did in each, identifiers, earlier summaries read
+back."""
 
 from __future__ import annotations
 
 import pytest
 
-from core.events import Event
-from core.runs import (
+from core.compaction.runs import (
     classify_tool,
     extract_identifiers,
     flatten_summary,
@@ -14,6 +14,7 @@ from core.runs import (
     said_and_used_identifiers,
     split_runs,
 )
+from core.events import Event
 from core.summarizer import ExtractiveSummarizer
 
 

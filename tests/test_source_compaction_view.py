@@ -6,12 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from core.chunks import read_chunk_events
 from core.config import load_config
-from core.importers import load_transcript
+from core.index.chunks import read_chunk_events
 from core.manager import MemoryManager
-from core.replay import replay
 from core.tokens import estimate_event_tokens
+from core.transcripts.importers import load_transcript
+from core.transcripts.replay import replay
 from inspector.tui.chunk_analysis import analyze_chunk
 from inspector.tui.source_compaction import side_by_side_text, source_compactions
 from inspector.tui.views.chunks_view import ChunkRow, analysis_text
@@ -87,7 +87,7 @@ def test_a_replayed_log_with_its_own_compaction_shows_it_in_our_chunk(tmp_path: 
 async def test_the_chunks_tab_shows_their_summary_beside_ours(tmp_path: Path) -> None:
     from textual.widgets import Static
 
-    from core.chunks import ChunkEntry, write_chunk_file, write_index
+    from core.index.chunks import ChunkEntry, write_chunk_file, write_index
     from inspector.tui.views.chunks_view import ChunksView
     from tests.helpers.tui import loaded, static_text
 

@@ -1,4 +1,5 @@
-"""core.paths, core.atomic and core.store: the session's files, one process."""
+"""core.store.paths, core.store.atomic and core.store.session_store: the session's files, one
+process."""
 
 from __future__ import annotations
 
@@ -16,15 +17,15 @@ from typing import Any, TypeVar
 
 import pytest
 
-import core.atomic
-from core.atomic import atomic_write_bytes, atomic_write_text
-from core.chunks import write_index
+import core.store.atomic
+from core.compaction.state import SessionState, new_session_id
 from core.errors import ChunkIdError, EventError, LockTimeoutError, StoreError
+from core.index.chunks import write_index
 from core.jsonl import MAX_EVENT_BYTES, parse_event_lines
-from core.paths import MemoryPaths, validate_chunk_id
-from core.snapshot import EventsSnapshot
-from core.state import SessionState, new_session_id
-from core.store import SessionStore
+from core.store.atomic import atomic_write_bytes, atomic_write_text
+from core.store.paths import MemoryPaths, validate_chunk_id
+from core.store.session_store import SessionStore
+from core.store.snapshot import EventsSnapshot
 from tests.helpers.hostile import HOSTILE_IDS
 
 T = TypeVar("T")
@@ -160,7 +161,7 @@ def test_failed_atomic_write_keeps_the_old_file_and_no_temp(
     def boom(*args: Any, **kwargs: Any) -> Any:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(core.atomic.os, victim, boom)
+    monkeypatch.setattr(core.store.atomic.os, victim, boom)
     with pytest.raises(StoreError) as info:
         atomic_write_bytes(target, b"new content that will not fit\n")
     monkeypatch.undo()

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from core.errors import LockTimeoutError
-from core.store import SessionStore
+from core.store.session_store import SessionStore
 
 HELPER = Path(__file__).with_name("_proc_helpers.py")
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from core.config import CompactionConfig, SummarizerConfig
-from core.summaries import (
+from core.compaction.summaries import (
     ROLLING_LINE_TOKENS,
     RenderedSummaries,
     parse_summary_md,
     render_summary,
     summary_md_bound,
 )
+from core.config import CompactionConfig, SummarizerConfig
 from core.tokens import estimate_tokens
 
 

@@ -8,19 +8,24 @@ from pathlib import Path
 
 import pytest
 
-from core.config import CompactionConfig
-from core.events import Event
-from core.filerecord import (
+from core.compaction.filerecord import (
     FileRecord,
     record_from_extra,
     record_lines,
     record_room,
     update_record,
 )
-from core.maintenance import PassResult
+from core.compaction.runs import (
+    extract_identifiers,
+    identifier_sources,
+    shell_edit_paths,
+    split_runs,
+)
+from core.compaction.summaries import render_summary, render_summary_md_window
+from core.config import CompactionConfig
+from core.events import Event
+from core.maintenance.compaction_pass import PassResult
 from core.manager import MemoryManager
-from core.runs import extract_identifiers, identifier_sources, shell_edit_paths, split_runs
-from core.summaries import render_summary, render_summary_md_window
 from core.summarizer import ExtractiveSummarizer
 
 EX = ExtractiveSummarizer()
@@ -462,7 +467,7 @@ def test_a_key_in_a_file_name_never_reaches_the_record(tmp_path: Path) -> None:
 
 
 def test_a_pi_sessions_cwd_makes_its_paths_relative() -> None:
-    from core.importers import load_transcript
+    from core.transcripts.importers import load_transcript
 
     data = Path(__file__).resolve().parent / "data" / "transcripts" / "pi_session.jsonl"
     events = load_transcript(data, "pi").events()
@@ -521,7 +526,7 @@ def test_key_names_of_folded_runs_stay_named_in_the_record() -> None:
 
 def test_names_hold_no_colours_or_bare_extensions_but_keep_issue_numbers() -> None:
     """A theme session's `#282832`, `#00d7ff` and `.json` are not names of the work; `#123` is."""
-    from core.runs import extract_identifiers
+    from core.compaction.runs import extract_identifiers
 
     text = (
         "Set borderMuted to #282832 and accent to #00d7ff in dark.json; every .json and "

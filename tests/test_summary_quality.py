@@ -17,10 +17,10 @@ from typing import Any
 
 import yaml
 
+from core.compaction.summaries import summary_md_bound
 from core.config import CompactionConfig, SummarizerConfig
-from core.maintenance import PassResult
+from core.maintenance.compaction_pass import PassResult
 from core.manager import MemoryManager
-from core.summaries import summary_md_bound
 from core.summarizer.base import CONTINUED_REQUEST_NOTE
 from core.tokens import estimate_tokens
 from tests.memory_invariants import assert_each_once, read_jsonl

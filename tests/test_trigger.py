@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from core.compaction.trigger import should_compress
 from core.config import DEFAULT_CONFIG, CompactionConfig
-from core.trigger import should_compress
 
 # Percent rule switched off (100%) to test the reserve rule alone, and the other way round.
 RESERVE_ONLY = CompactionConfig(context_window=1000, reserve_tokens=100, compress_at_percent=100)
@@ -142,8 +142,8 @@ def test_read_trigger_is_the_one_route_cold_start_recorded_and_given() -> None:
     """No state: the size is unknown and the count rule decides; a recorded figure anchored at
     an event adds the estimate of what came after it; a figure given by the caller stands for
     the whole prompt (recorded, no count rule); `trigger_for` is the same verdict over events."""
-    from core.state import SessionState
-    from core.trigger import read_trigger, trigger_for
+    from core.compaction.state import SessionState
+    from core.compaction.trigger import read_trigger, trigger_for
 
     cfg = CompactionConfig(context_window=1000, count_compress_after_events=2)
     ids, tokens = ["a", "b", "c"], [10, 20, 30]

@@ -15,9 +15,9 @@ import pytest
 from textual.pilot import Pilot
 
 import inspector.tui.reloader as app_module
-from core.headroom import Headroom
+from core.compaction.headroom import Headroom
+from core.compaction.planner import plan_compaction
 from core.manager import MemoryManager
-from core.planner import plan_compaction
 from inspector.tui.app import InspectorApp
 from inspector.tui.hot_window_model import HotWindowModel, HotWindowSnapshot
 from inspector.tui.plan_process import PlanProcess, PlanProcessError

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from core.trigger import TriggerDecision
+from core.compaction.trigger import TriggerDecision
 from inspector.tui.budget import budget_verdict, estimated_part
 from inspector.tui.refusal import DEMO_ACTIONS, WRITE_ACTIONS, Gate, refusal, shown
 

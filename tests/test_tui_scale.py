@@ -17,10 +17,10 @@ from textual.widgets import DataTable, Input, Static
 
 import inspector.tui.views.archive_view as archive_view_module
 import inspector.tui.views.chunks_view as chunks_view_module
-from core.catalog import catalog_path
-from core.chunks import ChunkEntry, IndexRead, read_index, write_chunk_file, write_index
 from core.config import CompactionConfig
 from core.errors import IndexCorruptError
+from core.index.catalog import catalog_path
+from core.index.chunks import ChunkEntry, IndexRead, read_index, write_chunk_file, write_index
 from core.manager import MemoryManager
 from inspector.tui.archive_list import list_archives_light
 from inspector.tui.chunk_index import chunk_count, read_chunk_index, read_chunk_index_head

@@ -13,8 +13,8 @@ from textual.pilot import Pilot
 from textual.widgets import Static
 from textual_plotext import PlotextPlot
 
-from core.ledger import ledger_path
 from core.manager import MemoryManager
+from core.store.ledger import ledger_path
 from inspector.tui.views.timeline_view import TimelineView, bucket, summary_diff
 from tests.helpers.memory import fill, small_config
 from tests.helpers.tui import ViewHost, loaded, settle, static_text
@@ -165,8 +165,8 @@ def fixed_session(root: Path) -> MemoryManager:
 
     numbers = count(1)
     with (
-        mock.patch("core.commit_plan.new_event_id", lambda: f"syn{next(numbers)}"),
-        mock.patch("core.commit_plan.now_ts", lambda: "2026-12-01T11:59:00.000Z"),
+        mock.patch("core.compaction.commit_plan.new_event_id", lambda: f"syn{next(numbers)}"),
+        mock.patch("core.compaction.commit_plan.now_ts", lambda: "2026-12-01T11:59:00.000Z"),
     ):
         mm = session(root)
     path = ledger_path(mm.paths)

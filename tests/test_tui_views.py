@@ -17,21 +17,21 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Input, Select, Static, TextArea
 from textual.widgets.data_table import ColumnKey
 
-from core.atomic import atomic_write_text
-from core.chunks import (
+from core.compaction.prompt import estimate_message_tokens
+from core.compaction.summaries import render_summary, summary_md_bound
+from core.config import CompactionConfig
+from core.events import make_event, new_event_id
+from core.index.chunks import (
     ChunkEntry,
     list_pending,
     write_chunk_file,
     write_index,
     write_pending,
 )
-from core.config import CompactionConfig
-from core.events import make_event, new_event_id
 from core.manager import MemoryManager
-from core.prompt import estimate_message_tokens
 from core.recall.ranking import RecallHit, RecallResult
 from core.status import ArchiveInfo
-from core.summaries import render_summary, summary_md_bound
+from core.store.atomic import atomic_write_text
 from core.tokens import estimate_tokens
 from inspector.tui.screens import AppendEventScreen, ConfirmScreen, FocusPromptScreen
 from inspector.tui.views.archive_view import ArchiveView
@@ -535,7 +535,7 @@ async def test_summary_view_reload_renders_and_counts(memory: MemoryManager) -> 
         status = static_text(view.query_one("#summary-status", Static))
         assert view.rolling_line_count == 1
         assert "1 / 5 lines" in status and "Recent Chunks 1" in status
-        # Size against the bound stated in docs (core.summaries.summary_md_bound).
+        # Size against the bound stated in docs (core.compaction.summaries.summary_md_bound).
         bound = summary_md_bound(memory.config)
         assert f"/ {bound:,} bound" in status
         assert "[@click=app.quit]x[/]" in rendered

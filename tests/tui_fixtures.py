@@ -14,10 +14,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from core.chunks import read_index, write_index
+from core.compaction.state import SessionState
 from core.config import CompactionConfig
+from core.index.chunks import read_index, write_index
 from core.manager import MemoryManager
-from core.state import SessionState
 
 FIXED_SESSION = "s-20260101T100000Z-f1x3d0"
 FIXED_CREATED = "2026-01-01T10:00:00.000Z"
@@ -138,7 +138,7 @@ def _fix_compaction_stamps(manager: MemoryManager) -> None:
                 event["id"] = f"ev_syn{n:03d}"
                 event["ts"] = ts(500 + n)
         manager.store.replace_events(events)
-    from core.recovery import write_summaries
+    from core.maintenance.recovery import write_summaries
 
     with manager.store.lock():
         write_summaries(manager.store, manager.config, read_index(manager.paths).entries)

@@ -1,6 +1,7 @@
 """Replays each corpus transcript into a fresh memory root and measures what compaction kept.
 
-The replay itself is `core.replay.replay` (the agent's loop: append, let the trigger run a pass,
+The replay itself is `core.transcripts.replay.replay` (the agent's loop: append, let the trigger
+run a pass,
 model call, record the prompt size). The harness hooks in before every model call (prompt
 size) and after every pass (what summary.md names now), then inspects the files at the end:
 ids across events.jsonl and chunk files, tool pairs, chunk summaries and recall.
@@ -25,13 +26,13 @@ from bench.quality import metrics as m
 from bench.quality.real_corpus import SOURCES, RealSource, check_file, real_dir
 from core.config import CompactionConfig
 from core.errors import BadInputError
-from core.importers import FORMATS, load_transcript
-from core.maintenance import PassResult
+from core.maintenance.compaction_pass import PassResult
 from core.manager import MemoryManager
-from core.replay import replay
 from core.summarizer import Summarizer
 from core.tokens import estimate_event_tokens, estimate_tokens
-from core.transcript import ModelCall, Transcript
+from core.transcripts.importers import FORMATS, load_transcript
+from core.transcripts.replay import replay
+from core.transcripts.transcript import ModelCall, Transcript
 
 CORPUS_DIR = Path(__file__).resolve().parent / "corpus"
 RECALL_SAMPLE = 150
@@ -146,7 +147,8 @@ REAL_CORPUS: tuple[CorpusEntry, ...] = (
         group=REAL,
     ),
     # Claude Code: ~15k tokens of system prompt and tools that are not events; at 32k that
-    # fixed part alone is most of the budget (skipped where core.importers lacks the format).
+    # fixed part alone is most of the budget (skipped where core.transcripts.importers lacks the
+    # format).
     CorpusEntry(
         "real-claude-code",
         "claude-code-todo-app.jsonl",
@@ -477,7 +479,10 @@ def skip_reason(entry: CorpusEntry, directory: Path) -> str | None:
     if source is None:
         return None
     if entry.fmt not in FORMATS:
-        return f"format {entry.fmt!r} is not importable yet (core.importers reads {FORMATS})"
+        return (
+            f"format {entry.fmt!r} is not importable yet "
+            f"(core.transcripts.importers reads {FORMATS})"
+        )
     return check_file(directory / entry.file, source)
 
 

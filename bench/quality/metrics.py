@@ -15,8 +15,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.runs import SPLIT_TURN_MARKER as SPLIT_MARKER
-from core.runs import SUMMARY_LABELS as SUMMARY_LABELS  # the noise check reads them here
+from core.compaction.runs import SPLIT_TURN_MARKER as SPLIT_MARKER
+from core.compaction.runs import SUMMARY_LABELS as SUMMARY_LABELS  # the noise check reads them here
 from core.tokens import estimate_tokens
 
 Event = Mapping[str, Any]

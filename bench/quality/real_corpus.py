@@ -7,7 +7,8 @@ repository, commit and path, with the sha256 the harness checks before replaying
 (unchanged, under the names below) in the directory `--real-dir` names, or `$QUALITY_REAL_DIR`,
 or bench/quality/corpus-real/ (git ignores its contents); docs/QUALITY.md says how.
 
-A source whose format `core.importers` cannot read (in a tree without that importer) or that the
+A source whose format `core.transcripts.importers` cannot read (in a tree without that importer) or
+that the
 importer refuses is reported as skipped, with the reason; it runs once the importer takes it.
 """
 

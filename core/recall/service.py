@@ -18,10 +18,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from core.chunks import list_pending, read_chunk_events, read_index
 from core.errors import SessionMemoryError, StoreError
 from core.events import Event
-from core.paths import MemoryPaths
+from core.index.chunks import list_pending, read_chunk_events, read_index
 from core.recall.ranking import (
     AnalyzedDoc,
     Part,
@@ -32,7 +31,8 @@ from core.recall.ranking import (
     search,
 )
 from core.recall.sqlite_index import PersistentRecallIndex, RecallIndexUnavailable
-from core.store import SessionStore
+from core.store.paths import MemoryPaths
+from core.store.session_store import SessionStore
 
 MAX_WARNINGS = 20
 

@@ -55,9 +55,9 @@ if TYPE_CHECKING:  # a cold recall imports neither typing, pathlib, the store no
     from pathlib import Path
     from typing import Any
 
-    from core.chunks import ChunkEntry
     from core.events import Event
-    from core.paths import MemoryPaths
+    from core.index.chunks import ChunkEntry
+    from core.store.paths import MemoryPaths
 
 INDEX_FILE = "recall.sqlite"
 FORMAT = "recall-index-2"
@@ -407,7 +407,7 @@ class PersistentRecallIndex:
     @property
     def paths(self) -> MemoryPaths:
         if self._paths is None:
-            from core.paths import MemoryPaths
+            from core.store.paths import MemoryPaths
 
             self._paths = MemoryPaths(self.root, self._session)
         return self._paths
@@ -743,7 +743,7 @@ class PersistentRecallIndex:
 
     def _all_entries(self) -> tuple[list[ChunkEntry], str]:
         """Every entry of index.yaml (a full parse), and the stamp of the bytes it holds."""
-        from core.chunks import read_index
+        from core.index.chunks import read_index
 
         read = _read_regular(self.index_yaml)
         entries = read_index(self.paths).entries  # its errors (not a regular file, …) stand
@@ -780,7 +780,7 @@ class PersistentRecallIndex:
             return None
         from yaml import YAMLError
 
-        from core.chunks import ChunkEntry
+        from core.index.chunks import ChunkEntry
         from core.yaml_safe import strict_load
 
         try:
@@ -905,7 +905,7 @@ class PersistentRecallIndex:
 
 
 def read_chunk_file(paths: MemoryPaths, chunk_id: str) -> list[Event]:
-    """A chunk's events as `core.chunks.read_chunk_events` gives them, without importing the
+    """A chunk's events as `core.index.chunks.read_chunk_events` gives them, without importing the
     store: a clean file (every line a JSON object with a type or role, string fields strings,
     a final newline) is parsed here; anything else goes to the canonical reader. A missing or
     unreadable file gives no events (the summary is still searchable)."""
@@ -951,7 +951,7 @@ def _read_chunk_at(
             events.append(obj)
     if clean:
         return events
-    from core.chunks import read_chunk_events
+    from core.index.chunks import read_chunk_events
 
     try:
         return read_chunk_events(paths(), chunk_id)[0]

@@ -3,7 +3,7 @@
 Two backends share one protocol: `ExtractiveSummarizer` (offline, deterministic, no model) and
 `OpenAISummarizer` (any OpenAI-compatible chat-completions server, stdlib HTTP only). Both write
 the same checkpoint layout, plain text with label lines and "- " bullets, runs as the backbone
-(core.runs: a run is a user request and what followed it):
+(core.compaction.runs: a run is a user request and what followed it):
 
     Goal:
     - <the latest request of the range>
@@ -21,7 +21,7 @@ the same checkpoint layout, plain text with label lines and "- " bullets, runs a
 
 A split turn's prefix uses `Original request:` / `Early progress:` / `Context for the retained
 suffix:`. Focus instructions steer what is kept; they are never written into a summary.
-core.summaries folds the Progress entries into one Rolling Summary line per run.
+core.compaction.summaries folds the Progress entries into one Rolling Summary line per run.
 
 Event text is untrusted: it is only ever copied (control characters removed), never evaluated.
 
@@ -36,10 +36,10 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from core.compaction.runs import HISTORY_SECTIONS, SPLIT_TURN_MARKER, TURN_PREFIX_SECTIONS
 from core.errors import ConfigError
 from core.events import Event
 from core.redact import redact_event, redact_secrets
-from core.runs import HISTORY_SECTIONS, SPLIT_TURN_MARKER, TURN_PREFIX_SECTIONS
 from core.summarizer.base import (
     SPLIT_TURN_SEPARATOR,
     Summarizer,

@@ -7,9 +7,9 @@ import json
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol
 
+from core.compaction.runs import ORIGINAL_REQUEST_LABEL, SPLIT_TURN_MARKER, SUMMARY_LABELS
 from core.errors import SessionMemoryError
 from core.events import Event
-from core.runs import ORIGINAL_REQUEST_LABEL, SPLIT_TURN_MARKER, SUMMARY_LABELS
 from core.text import (
     collapse_whitespace,
     compact_json,

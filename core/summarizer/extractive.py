@@ -1,13 +1,12 @@
 """The extractive summarizer: offline, deterministic, bounded; the checkpoint built from
-the events alone, runs as its backbone (core.runs)."""
+the events alone, runs as its backbone (core.compaction.runs)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
 
-from core.events import Event
-from core.runs import (
+from core.compaction.runs import (
     CONTINUED_LABEL,
     EARLIER_REQUEST_PLACEHOLDER,
     EDITED_LABEL,
@@ -30,6 +29,7 @@ from core.runs import (
     said_and_used_identifiers,
     split_runs,
 )
+from core.events import Event
 from core.summarizer.base import (
     TEXT_READ_CHARS,
     TOOL_RESULT_READ_CHARS,
@@ -135,7 +135,8 @@ def _last_sentences(text: str, max_tokens: int) -> str:
 class ExtractiveSummarizer:
     """Builds the checkpoint from the events alone: offline, deterministic, bounded.
 
-    Runs are the backbone (core.runs): one Progress entry per run with its request, what the
+    Runs are the backbone (core.compaction.runs): one Progress entry per run with its request, what
+    the
     agent edited, ran and read, and how it ended. `focus` only ranks lines (lines and runs that
     match it survive the budget first); it is never written into the summary.
     """

@@ -11,17 +11,17 @@ import urllib.parse
 import urllib.request
 from collections.abc import Sequence
 
-from core.events import Event
-from core.http_client import RedirectRefused, WallClock, opener_for
-from core.runs import (
+from core.compaction.runs import (
     CONTINUED_LABEL,
     EARLIER_REQUEST_PLACEHOLDER,
     EDITED_LABEL,
     REQUEST_LABEL,
     split_runs,
 )
+from core.events import Event
 from core.summarizer.base import TOOL_RESULT_READ_CHARS, SummarizerError, SummaryKind, args_short
 from core.summarizer.extractive import tool_name
+from core.summarizer.http_client import RedirectRefused, WallClock, opener_for
 from core.text import (
     clean_text,
     collapse_whitespace,
@@ -304,7 +304,7 @@ def _without_focus_lines(text: str) -> str:
 
 
 def _opener_for(url: str, clock: WallClock) -> urllib.request.OpenerDirector:
-    """No redirects, connections shut at `clock`'s deadline (core.http_client)."""
+    """No redirects, connections shut at `clock`'s deadline (core.summarizer.http_client)."""
     return opener_for(url, clock)
 
 

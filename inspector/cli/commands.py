@@ -553,7 +553,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--format",
         default=None,
-        choices=_LazyNames("core.importers", "FORMATS"),
+        choices=_LazyNames("core.transcripts.importers", "FORMATS"),
         metavar="FORMAT",
         help="the transcript's format: %(choices)s (default: detected)",
     )
@@ -573,7 +573,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--format",
         default=None,
-        choices=_LazyNames("core.follow", "FOLLOW_FORMATS"),
+        choices=_LazyNames("core.transcripts.follow", "FOLLOW_FORMATS"),
         metavar="FORMAT",
         help="the log's format: %(choices)s (default: detected)",
     )
@@ -947,7 +947,7 @@ def cmd_prompt_at(ctx: Context) -> int:
 
     if ctx.args.system is not None or ctx.args.task is not None:
         raise UsageError("prompt --at CALL rebuilds a past prompt: leave out --system and --task")
-    from core.paths import MemoryPaths
+    from core.store.paths import MemoryPaths
 
     root = ctx.require_memory()  # no manager: a cold rebuild reads the ledger and a few files
     rebuilt = rebuild_call(MemoryPaths(root), str(ctx.args.at))
@@ -1001,9 +1001,9 @@ def cmd_repair(ctx: Context) -> int:
 
 def cmd_import(ctx: Context) -> int:
     """Parse the whole transcript before the memory root is touched (all or nothing)."""
-    from core.import_detect import decode_any, load_any
-    from core.importers import read_capped
-    from core.replay import import_transcript, replay
+    from core.transcripts.detect import decode_any, load_any
+    from core.transcripts.importers import read_capped
+    from core.transcripts.replay import import_transcript, replay
     from inspector.cli.output import plural
 
     args = ctx.args

@@ -1,5 +1,5 @@
 """`session-inspector follow` and `tui --follow`: tail a live agent log into a memory root
-(core/follow.py does the work; this is the command line around it)."""
+(core/transcripts/follow.py does the work; this is the command line around it)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from core.errors import SessionMemoryError
 from inspector.safe_text import visible
 
 if TYPE_CHECKING:
-    from core.follow import Follower
     from core.manager import MemoryManager
+    from core.transcripts.follow import Follower
 
 
 def note(message: str) -> None:
@@ -27,7 +27,7 @@ def note(message: str) -> None:
 def make_follower(
     path: Path, manager: MemoryManager, fmt: str | None, on_notice: Callable[[str], None] = note
 ) -> Follower:
-    from core.follow import Follower
+    from core.transcripts.follow import Follower
 
     follower = Follower(path, manager, fmt, on_notice=on_notice)
     follower.check_readable()

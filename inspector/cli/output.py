@@ -24,11 +24,11 @@ from rich.text import Text
 from inspector.safe_text import one_line, safe_line, safe_text
 
 if TYPE_CHECKING:  # the CLI imports this module lazily; these are for the signatures only
-    from core.maintenance import PassResult
+    from core.compaction.planner import CompactionPlan
+    from core.maintenance.compaction_pass import PassResult
+    from core.maintenance.rotation import RotationResult
     from core.manager import MemoryManager
-    from core.planner import CompactionPlan
     from core.recall.ranking import RecallResult
-    from core.rotation import RotationResult
     from core.status import PlanReport, SessionStatus
     from inspector.demo.agent import DemoStats, DemoStep
 

@@ -12,7 +12,7 @@ from rich.text import Text
 from inspector.safe_text import one_line, safe_line
 
 if TYPE_CHECKING:
-    from core.dropped import DroppedReport
+    from core.compaction.dropped import DroppedReport
     from core.timeline import RebuiltPrompt, Timeline
 
 

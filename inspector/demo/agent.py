@@ -39,7 +39,7 @@ SYSTEM_PROMPT_TOKENS, with the tool schemas)."""
 DEMO_TASK = "Continue with the user's request."
 
 if TYPE_CHECKING:
-    from core.maintenance import PassResult
+    from core.maintenance.compaction_pass import PassResult
     from core.manager import MemoryManager
 
 CRASH_FAULT = "after_events_replace"
@@ -349,8 +349,8 @@ class DemoAgent:
 
     def pending_query(self) -> str | None:
         """A few words of the newest event a crashed pass left in chunks/pending/."""
-        from core.chunks import list_pending
         from core.events import is_synthetic
+        from core.index.chunks import list_pending
 
         for evidence in reversed(list_pending(self.manager.paths)):
             for event in reversed(evidence.events):

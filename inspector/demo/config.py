@@ -68,7 +68,7 @@ def config_yaml(config: CompactionConfig) -> str:
 
 
 def write_demo_config(path: Path, config: CompactionConfig) -> None:
-    from core.atomic import atomic_write_text
+    from core.store.atomic import atomic_write_text
 
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, config_yaml(config))

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from core.config import CompactionConfig
-from core.maintenance import PassResult
+from core.maintenance.compaction_pass import PassResult
+from core.maintenance.rotation import RotationResult
 from core.manager import MemoryManager
-from core.rotation import RotationResult
 from inspector.cli.output import repairs_done
 from inspector.tui.widgets.demo_controls import compaction_line
 

@@ -33,10 +33,10 @@ from textual.css.query import NoMatches
 from textual.widgets import Static, TabbedContent
 from textual.worker import Worker, WorkerState
 
+from core.compaction.headroom import Headroom
+from core.compaction.trigger import PromptSize, TriggerDecision
 from core.config import CompactionConfig, load_config
-from core.headroom import Headroom
 from core.manager import MemoryManager
-from core.trigger import PromptSize, TriggerDecision
 from inspector.safe_text import one_line
 from inspector.tui.actions import ACTIONS, ActionSpec
 from inspector.tui.daemon_executor import DaemonExecutor

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core.atomic import open_no_symlink
 from core.errors import SessionMemoryError
 from core.status import ArchiveInfo, archive_info
+from core.store.atomic import open_no_symlink
 from inspector.safe_text import one_line
 
 if TYPE_CHECKING:

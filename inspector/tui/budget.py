@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from core.state import SessionState
-from core.trigger import PromptSize, TriggerDecision
+from core.compaction.state import SessionState
+from core.compaction.trigger import PromptSize, TriggerDecision
 from inspector.tui.hot_window_model import CutPreview
 from inspector.tui.widgets.budget_gauge import BudgetInfo
 

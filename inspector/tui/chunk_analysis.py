@@ -7,11 +7,12 @@ events it read from the chunk file.
 - tokens: the estimate of the chunk's events (what left the hot window) against the estimate
   of its summary (what the model reads instead), and cut_meta's prompt before the pass
   (`tokens_before`) against the hot window it kept (`kept_tokens_estimate`);
-- runs: each run the chunk covers (core.runs.split_runs): its request, or "(continued)" when
+- runs: each run the chunk covers (core.compaction.runs.split_runs): its request, or "(continued)"
+when
   the run began in an earlier chunk;
 - edited: every path the chunk's tool calls wrote, edited or created, whole;
 - dropped: identifiers the user and the agent said or used (their words, tool-call arguments;
-  core.runs.said_and_used_identifiers) that the summary does not name.
+  core.compaction.runs.said_and_used_identifiers) that the summary does not name.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.runs import said_and_used_identifiers, split_runs
+from core.compaction.runs import said_and_used_identifiers, split_runs
 from core.tokens import estimate_event_tokens, estimate_tokens
 
 MAX_LISTED = 200

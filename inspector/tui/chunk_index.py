@@ -1,13 +1,13 @@
 """index.yaml for the TUI: core's reader behind a stat-keyed cache, a first page, a count.
 
-The index is read by `core.chunks.read_index` (the writer's shape scanned by core.index_scan,
+The index is read by `core.index.chunks.read_index` (the writer's shape scanned by core.index.scan,
 anything else by the strict YAML loader): one route, one answer. What is the inspector's own
 sits on top: a status poll or a tab switch with an unchanged index costs one stat (core's own
 cache still reads and digests the whole file); the Chunks tab puts its first page on screen
 from the head of the file before the rest is read; and the header's count comes from core's
 catalog or the `- chunk_id:` lines, without building any entry.
 
-    read_chunk_index(paths) -> IndexRead     # core.chunks.read_index, cached by stat
+    read_chunk_index(paths) -> IndexRead     # core.index.chunks.read_index, cached by stat
     read_chunk_index_head(paths, n) -> list[ChunkEntry] | None   # a first page, before the rest
     chunk_count(paths) -> int                # entries, via the cache (IndexCorruptError…)
 """
@@ -21,12 +21,12 @@ from pathlib import Path
 
 import yaml
 
-from core.atomic import open_no_symlink, read_bytes_no_symlink
-from core.catalog import catalog_path, read_catalog
-from core.chunks import ChunkEntry, IndexRead, read_index
 from core.errors import SessionMemoryError
-from core.index_scan import Unrecognised, decode_index, load_entry, scan_scalar, split_index
-from core.paths import CHUNK_ID_MAX_LEN, CHUNK_ID_RE, MemoryPaths
+from core.index.catalog import catalog_path, read_catalog
+from core.index.chunks import ChunkEntry, IndexRead, read_index
+from core.index.scan import Unrecognised, decode_index, load_entry, scan_scalar, split_index
+from core.store.atomic import open_no_symlink, read_bytes_no_symlink
+from core.store.paths import CHUNK_ID_MAX_LEN, CHUNK_ID_RE, MemoryPaths
 
 _CACHE: dict[str, tuple[tuple[int, int, int], IndexRead]] = {}
 _GUARD = threading.Lock()

@@ -31,8 +31,8 @@ def first_launch() -> bool:
             return False
     except OSError:
         return False
-    from core.atomic import atomic_write_text
     from core.errors import SessionMemoryError
+    from core.store.atomic import atomic_write_text
 
     with contextlib.suppress(OSError, SessionMemoryError):
         marker.parent.mkdir(parents=True, exist_ok=True)

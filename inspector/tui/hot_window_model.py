@@ -1,6 +1,6 @@
 """The inspector's data model of the hot window, free of Textual so it can be tested and timed.
 
-`HotWindowModel` follows events.jsonl with a `core.reader.EventTail` and keeps, per line, only
+`HotWindowModel` follows events.jsonl with a `core.store.reader.EventTail` and keeps, per line, only
 what the list draws and the planner reads, in compact form: byte offset and length, line
 number, tokens, id, type, role, tool_call_id, the synthetic mark (parallel arrays and lists; no
 event dict is kept). A `Row` (ts, cut class, capped preview) is built when it is first drawn or
@@ -30,22 +30,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, overload
 
-from core.atomic import open_no_symlink
-from core.chunks import list_pending
+from core.compaction.headroom import Headroom
+from core.compaction.planner import (
+    CompactionPlan,
+    PlannerConfig,
+    plan_compaction,
+    resolve_turn_start_chunk,
+)
+from core.compaction.prompt_size import PromptSize
+from core.compaction.state import SessionState
+from core.compaction.trigger import TriggerDecision, read_trigger
 from core.config import CompactionConfig
 from core.errors import IndexCorruptError, SessionMemoryError
 from core.events import CutClass, Event, cut_class, is_synthetic
-from core.headroom import Headroom
+from core.index.chunks import list_pending
 from core.jsonl import parse_event_lines
 from core.manager import MemoryManager
-from core.planner import CompactionPlan, PlannerConfig, plan_compaction, resolve_turn_start_chunk
-from core.prompt_size import PromptSize
-from core.reader import EventTail
-from core.state import SessionState
 from core.status import ArchiveInfo
+from core.store.atomic import open_no_symlink
+from core.store.reader import EventTail
 from core.text import content_text
 from core.tokens import estimate_event_tokens
-from core.trigger import TriggerDecision, read_trigger
 from inspector.safe_text import one_line
 from inspector.tui.archive_list import list_archives_light
 from inspector.tui.chunk_index import chunk_count as index_chunk_count

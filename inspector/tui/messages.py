@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 from textual.message import Message
 
+from core.compaction.trigger import PromptSize, TriggerDecision
 from core.manager import MemoryManager
-from core.trigger import PromptSize, TriggerDecision
 from inspector.tui.hot_window_model import CutPreview, HotWindowModel, LightStatus, ModelUpdate
 from inspector.tui.watch import Change
 

@@ -1,6 +1,7 @@
 """Planning the cut preview in a child process, so it never competes with the UI for the GIL.
 
-On a 100k-event session one plan (`core.planner.plan_compaction`) is ~0.3 s of pure Python; in a
+On a 100k-event session one plan (`core.compaction.planner.plan_compaction`) is ~0.3 s of pure
+Python; in a
 thread of the app it holds the GIL against the event loop, and while an agent appends fast the
 loop stalls for 100 ms and more. `PlanProcess` keeps a child (`python -m
 inspector.tui.plan_process`) that holds its own copy of the light events (id, type, role,
@@ -31,9 +32,9 @@ import weakref
 from pathlib import Path
 from typing import IO, Any
 
+from core.compaction.headroom import Headroom
+from core.compaction.planner import CompactionPlan, PlannerConfig, plan_compaction
 from core.events import Event
-from core.headroom import Headroom
-from core.planner import CompactionPlan, PlannerConfig, plan_compaction
 
 SEND_PIECE = 10_000
 """Events per frame sent to the child: a first load of 100k is pickled in short steps."""

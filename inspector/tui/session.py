@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from core.catalog import read_catalog
+from core.compaction.headroom import Headroom, headroom_for, pushed_out_summary
+from core.compaction.trigger import PromptSize, TriggerDecision
 from core.config import CompactionConfig
 from core.errors import SessionMemoryError
-from core.headroom import Headroom, headroom_for, pushed_out_summary
+from core.index.catalog import read_catalog
 from core.manager import MemoryManager
-from core.trigger import PromptSize, TriggerDecision
 from inspector.tui.hot_window_model import CutPreview, HotWindowModel, LightStatus
 from inspector.tui.views.session_view import ViewContext
 from inspector.tui.widgets.status_header import HeaderInfo

@@ -2,7 +2,7 @@
 
 An imported or followed log where the agent compacted itself (pi `compaction`, Claude Code
 `compact_boundary` + summary, Codex `compacted`) holds a `system_event` marker at the place it
-cut, with the agent's summary and sizes in `meta.source_compaction` (core/import_stream.py).
+cut, with the agent's summary and sizes in `meta.source_compaction` (core/transcripts/stream.py).
 When a chunk this engine made holds such a marker, its detail shows the agent's summary next
 to ours with both sizes: the events before the marker in the chunk are the span both
 summaries had to keep. Plain `rich.text.Text`, every value through inspector.safe_text."""

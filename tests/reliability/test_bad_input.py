@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from core.chunks import read_chunk_events
 from core.errors import SessionMemoryError
+from core.index.chunks import read_chunk_events
 from core.manager import MemoryManager
 from tests.memory_invariants import assert_each_once, read_jsonl, yaml_entries
 from tests.reliability._support import (
@@ -545,7 +545,7 @@ def test_every_config_key_wrong_in_turn_is_exit_2_naming_key_and_file(
 
 
 def test_summary_md_edited_into_nonsense_is_rerendered_from_the_index(tmp_path: Path) -> None:
-    from core.summaries import parse_summary_md, render_summary
+    from core.compaction.summaries import parse_summary_md, render_summary
 
     root = tmp_path / "memory"
     mm, ids = seeded_root(root)

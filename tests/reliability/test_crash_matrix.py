@@ -1,6 +1,6 @@
 """Crashes between any two writes of a pass, of recovery, of repair and of a rotation (issue 6,
 "Crashes"), beyond the contract's fault points that tests/test_crash_recovery.py covers. A
-real child process exits with status 99 at the point (core.faults.EXTRA_FAULT_POINTS); then
+real child process exits with status 99 at the point (core.store.faults.EXTRA_FAULT_POINTS); then
 the next pass or `repair` recovers and the invariant holds: each appended id exactly once,
 no pending evidence or temporary file left, summaries in step with the index, and recall
 reaching every compacted event."""
@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from core.atomic import TEMP_NAME_RE
-from core.faults import EXTRA_FAULT_POINTS, FAULT_POINTS
+from core.compaction.summaries import render_summary
 from core.manager import MemoryManager
-from core.summaries import render_summary
+from core.store.atomic import TEMP_NAME_RE
+from core.store.faults import EXTRA_FAULT_POINTS, FAULT_POINTS
 from tests.helpers.memory import fill, run_child
 from tests.memory_invariants import (
     assert_each_once,

@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
-from core.atomic import TEMP_NAME_RE
 from core.errors import StoreError
 from core.manager import MemoryManager
+from core.store.atomic import TEMP_NAME_RE
 from tests.helpers.memory import fill
 from tests.memory_invariants import assert_each_once, read_jsonl
 from tests.reliability._support import (

@@ -19,16 +19,16 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.chunks import read_index
+from core.compaction.planner import plan_compaction
+from core.compaction.summaries import parse_summary_md
 from core.errors import SessionMemoryError
 from core.events import KNOWN_TYPES
+from core.index.chunks import read_index
 from core.jsonl import parse_event_lines
 from core.manager import MemoryManager
-from core.paths import MemoryPaths
-from core.planner import plan_compaction
-from core.reader import EventTail
-from core.store import SessionStore
-from core.summaries import parse_summary_md
+from core.store.paths import MemoryPaths
+from core.store.reader import EventTail
+from core.store.session_store import SessionStore
 from tests.reliability._support import small_config
 
 # Hypothesis over arbitrary files, ~5 s: CI runs it as its own step (-m extended).

@@ -20,10 +20,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import core.store
+import core.store.session_store
 from core.errors import BadInputError
-from core.importers import parse_transcript
 from core.manager import MemoryManager
+from core.transcripts.importers import parse_transcript
 from tests.cli_util import REPO, cli_env
 from tests.reliability._support import run_cli
 from tests.tui_fixtures import CONFIG
@@ -173,7 +173,7 @@ def test_hole_4_out_of_disk_midway_stores_nothing_or_says_exactly_what(
     )
     capsys.readouterr()
     room = (tmp_path / "full" / "session" / "events.jsonl").stat().st_size // 2
-    real_write_all = core.store.write_all
+    real_write_all = core.store.session_store.write_all
 
     def disk_of(fd: int, payload: Any) -> None:
         nonlocal room
@@ -185,7 +185,7 @@ def test_hole_4_out_of_disk_midway_stores_nothing_or_says_exactly_what(
         room -= len(data)
         real_write_all(fd, data)
 
-    monkeypatch.setattr(core.store, "write_all", disk_of)
+    monkeypatch.setattr(core.store.session_store, "write_all", disk_of)
     code = main(["--memory-dir", str(root), "import", "--format", "openai", str(log)])
     error = capsys.readouterr().err.strip().splitlines()[-1]
     assert code == 1, error
@@ -308,7 +308,7 @@ FENCE_SOUP = st.lists(
 @settings(deadline=None, max_examples=300)
 @given(FENCE_SOUP)
 def test_hole_5_the_action_scanner_finds_what_the_old_pattern_found(reply: str) -> None:
-    from core.importers import _actions
+    from core.transcripts.importers import _actions
 
     expected = [(m.start(), m.end(), m.group(1)) for m in _REFERENCE_ACTION.finditer(reply)]
     assert [(a.start, a.end, a.command) for a in _actions(reply)] == expected
@@ -416,8 +416,8 @@ def test_hole_10_recall_limit_message_and_check_agree(tmp_path: Path, value: str
 def test_hole_4_plain_import_anchors_the_figure_at_its_call_in_one_write(tmp_path: Path) -> None:
     """One append for the whole log, and the last figure still anchored after the events that
     came before its call (the trigger adds what followed by estimate, as before)."""
-    from core.replay import import_transcript
-    from core.transcript import ModelCall, Transcript
+    from core.transcripts.replay import import_transcript
+    from core.transcripts.transcript import ModelCall, Transcript
 
     def ev(n: int, etype: str = "user_input") -> dict[str, Any]:
         return {"type": etype, "role": "user", "content": f"event {n}"}

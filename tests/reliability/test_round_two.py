@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from core.atomic import TEMP_NAME_RE
 from core.errors import StoreError
+from core.store.atomic import TEMP_NAME_RE
 from tests.helpers.memory import crashed_second_pass
 from tests.memory_invariants import assert_each_once
 from tests.reliability._support import (
@@ -140,7 +140,7 @@ def test_append_whose_state_rewrite_fails_is_stored_and_reported_stored(tmp_path
 
 HOLD_MAINTENANCE = """
 import sys
-from core.store import SessionStore
+from core.store.session_store import SessionStore
 store = SessionStore(sys.argv[1])
 with store.maintenance_lock() as got:
     print("held" if got else "busy", flush=True)
@@ -343,7 +343,7 @@ def test_duplicate_keys_in_the_config_are_refused(tmp_path: Path) -> None:
 
 APPEND_ONE = """
 import sys
-from core.store import SessionStore
+from core.store.session_store import SessionStore
 store = SessionStore(sys.argv[1], lock_timeout=float(sys.argv[2]))
 store.append_events([{"id": sys.argv[3], "type": "assistant_output", "content": "meanwhile"}])
 """
@@ -372,12 +372,12 @@ def test_repair_reads_and_rebuilds_without_holding_the_session_lock(
     with (root / "session" / "events.jsonl").open("ab") as fh:
         fh.write(b'{"broken": CORRUPT-MARKER\n')
     during: list[subprocess.CompletedProcess[str]] = []
+    import core.maintenance.recovery
     import core.manager
-    import core.recovery
-    import core.snapshot
+    import core.store.snapshot
 
-    real_entry = core.recovery.recovered_entry
-    real_parse = core.snapshot.parse_event_lines
+    real_entry = core.maintenance.recovery.recovered_entry
+    real_parse = core.store.snapshot.parse_event_lines
 
     def entry_then_append(*args: Any, **kwargs: Any) -> Any:
         if not during:
@@ -389,8 +389,8 @@ def test_repair_reads_and_rebuilds_without_holding_the_session_lock(
             during.append(append_from_another_process(root, "during-quarantine"))
         return real_parse(data, **kwargs)
 
-    monkeypatch.setattr(core.recovery, "recovered_entry", entry_then_append)
-    monkeypatch.setattr(core.snapshot, "parse_event_lines", parse_then_append)
+    monkeypatch.setattr(core.maintenance.recovery, "recovered_entry", entry_then_append)
+    monkeypatch.setattr(core.store.snapshot, "parse_event_lines", parse_then_append)
     repaired = mm.repair()
     assert repaired["index_rebuilt"] == 1 and repaired["corrupt_lines_quarantined"] == 1
     assert [p.returncode for p in during] == [0, 0], [p.stderr[-300:] for p in during]

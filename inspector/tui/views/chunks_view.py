@@ -51,14 +51,14 @@ from textual.widgets import DataTable, Static
 from textual.widgets.data_table import RowKey
 from textual.worker import get_current_worker
 
-from core.chunks import (
+from core.errors import SessionMemoryError
+from core.index.chunks import (
     ChunkEntry,
     IndexRead,
     PendingEvidence,
     list_pending,
     read_chunk_events,
 )
-from core.errors import SessionMemoryError
 from core.text import compact_json, content_text
 from core.tokens import estimate_tokens
 from inspector.safe_text import one_line, safe_line, safe_text

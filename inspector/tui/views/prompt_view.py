@@ -15,7 +15,8 @@ Public API (for the app):
     view.reload() -> None
         # In a thread worker: manager.build_prompt(view.system_prompt, view.task_text), then
         # set_messages. The app calls it when events.jsonl or summary.md change.
-    view.total_tokens -> int                  # sum of core.prompt.estimate_message_tokens
+    view.total_tokens -> int                  # sum of
+    core.compaction.prompt.estimate_message_tokens
 
 Keys: e edits the task, E (shift+e) the system prompt; enter in either rebuilds; escape goes
 back to the table. The cursor row's message is shown in full (capped) below the table; enter on
@@ -42,7 +43,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Input, Label, Static
 from textual.worker import get_current_worker
 
-from core.prompt import estimate_message_tokens
+from core.compaction.prompt import estimate_message_tokens
 from core.text import compact_json
 from inspector.defaults import DEFAULT_SYSTEM_PROMPT, DEFAULT_TASK
 from inspector.safe_text import safe_line, safe_text

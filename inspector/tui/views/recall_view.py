@@ -44,9 +44,9 @@ from textual.message import Message
 from textual.widgets import Checkbox, DataTable, Input, Static
 from textual.worker import get_current_worker
 
-from core.chunks import read_chunk_events
-from core.paths import MemoryPaths
+from core.index.chunks import read_chunk_events
 from core.recall.ranking import RecallHit, RecallResult, highlight_spans
+from core.store.paths import MemoryPaths
 from inspector.safe_text import safe_line
 from inspector.tui.tables import replace_rows
 from inspector.tui.views.chunks_view import (

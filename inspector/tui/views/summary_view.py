@@ -17,7 +17,7 @@ Public API (for the app):
     view.raw: bool                           # raw (plain text) instead of the styled view
     view.file: Literal["summary", "archive"] # which file is shown
     view.action_toggle_raw(), view.action_toggle_file()
-    view.rolling_line_count -> int | None    # from core.summaries.parse_summary_md
+    view.rolling_line_count -> int | None    # from core.compaction.summaries.parse_summary_md
     view.shown_text() -> str                 # the text on screen (plain), for tests
 
 Nothing here blocks the event loop (issue 13: a Markdown widget per block froze the app for
@@ -52,7 +52,7 @@ from textual.message import Message
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
-from core.summaries import parse_summary_md, summary_md_bound
+from core.compaction.summaries import parse_summary_md, summary_md_bound
 from core.tokens import estimate_tokens
 from inspector.safe_text import safe_text, visible
 from inspector.tui.views.session_view import SessionView

@@ -37,8 +37,8 @@ from inspector.safe_text import one_line, safe_text
 from inspector.tui.views.session_view import SessionView, ViewContext
 
 if TYPE_CHECKING:
-    from core.dropped import Fact
-    from core.paths import MemoryPaths
+    from core.compaction.dropped import Fact
+    from core.store.paths import MemoryPaths
     from core.timeline import RebuiltPrompt, Timeline
 
 POLL_SECONDS = 1.0
@@ -181,7 +181,7 @@ class TimelineView(SessionView):
     def _ledger_bytes(self) -> int:
         if self.manager is None:
             return -1
-        from core.ledger import ledger_path
+        from core.store.ledger import ledger_path
 
         try:
             return os.stat(ledger_path(self.manager.paths)).st_size
@@ -535,7 +535,7 @@ DROPPED_SHOWN = 12
 
 def dropped_facts(paths: MemoryPaths, chunk_id: str) -> tuple[Text, list[Fact]]:
     """The heading of what the pass that made `chunk_id` dropped, and the facts, most
-    important first (core.dropped)."""
+    important first (core.compaction.dropped)."""
     from core.timeline import dropped_for_chunk
 
     text = Text()

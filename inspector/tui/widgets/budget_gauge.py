@@ -43,7 +43,7 @@ class BudgetInfo:
     overhead: int = 0
     ratio: float = 1.0
     samples: int = 0
-    """The session's calibration (core.calibration): shown once it has two samples."""
+    """The session's calibration (core.compaction.calibration): shown once it has two samples."""
 
 
 def sparkline(history: Sequence[tuple[int | None, bool]], width: int) -> str:

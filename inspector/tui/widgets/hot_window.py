@@ -34,8 +34,8 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from core.compaction.planner import CompactionPlan
 from core.events import CutClass
-from core.planner import CompactionPlan
 from inspector.safe_text import one_line
 from inspector.tui.hot_window_model import (
     EMPTY_SNAPSHOT,

@@ -20,9 +20,9 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Input, Label, Static
 
+from core.compaction.planner import CompactionPlan
+from core.compaction.trigger import TriggerDecision
 from core.config import CompactionConfig
-from core.planner import CompactionPlan
-from core.trigger import TriggerDecision
 from inspector.safe_text import safe_line, safe_text
 
 
