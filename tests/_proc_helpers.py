@@ -1,4 +1,4 @@
-"""Child-process entry points for tests/test_store_processes.py (real processes, real lock).
+"""Child-process entry points for tests/store/test_store_processes.py (real processes, real lock).
 
     python tests/_proc_helpers.py append ROOT WORKER COUNT   # "ready", waits for "go", appends
     python tests/_proc_helpers.py hold ROOT                  # takes the lock, "locked", waits

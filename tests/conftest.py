@@ -8,6 +8,19 @@ from pathlib import Path
 
 import pytest
 
+TESTS = Path(__file__).resolve().parent
+# Each folder is a tier and its marker (registered in pyproject.toml): `-m unit` is the same
+# selection as `tests/unit`, and a test module outside every tier folder fails the layout guard.
+TIERS = ("unit", "store", "cli", "tui", "bench", "reliability", "guards")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test with its tier, read from the folder its module sits in."""
+    for item in items:
+        parts = item.path.resolve().relative_to(TESTS).parts
+        if len(parts) > 1 and parts[0] in TIERS:
+            item.add_marker(getattr(pytest.mark, parts[0]))
+
 
 @pytest.fixture
 def basic(tmp_path: Path) -> Path:

@@ -1,7 +1,7 @@
 """`python -m bench.quality.generate`: rewrite the corpus under bench/quality/corpus/.
 
 Deterministic (fixed seeds): running it twice gives the same bytes, so the committed files can
-be checked against their generator (tests/test_quality_bench.py does).
+be checked against their generator (tests/bench/test_quality_bench.py does).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Crashes between any two writes of a pass, of recovery, of repair and of a rotation (issue 6,
-"Crashes"), beyond the contract's fault points that tests/test_crash_recovery.py covers. A
+"Crashes"), beyond the contract's fault points that tests/store/test_crash_recovery.py covers. A
 real child process exits with status 99 at the point (core.store.faults.EXTRA_FAULT_POINTS); then
 the next pass or `repair` recovers and the invariant holds: each appended id exactly once,
 no pending evidence or temporary file left, summaries in step with the index, and recall
@@ -27,7 +27,7 @@ from tests.memory_invariants import (
 from tests.reliability._support import three_chunks
 
 # A child killed at every fault point, ~7 s: CI runs it as its own step (-m extended);
-# tests/test_crash_recovery.py covers the contract's points in the default run.
+# tests/store/test_crash_recovery.py covers the contract's points in the default run.
 pytestmark = pytest.mark.extended
 
 PASS_POINTS = [

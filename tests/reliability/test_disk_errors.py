@@ -105,9 +105,9 @@ def count_writes_of_a_pass(root: Path, victim: str = "replace") -> int:
 def _counted(victim: str, args: tuple[Any, ...]) -> bool:
     """The writes the matrix fails: every atomic replace, every `os.write` but those of
     chunks/index.catalog (derived data: a failed catalog write is ignored by design and the
-    next reader catches up; tests/test_index_scale.py) and of the prompt ledger
+    next reader catches up; tests/store/test_index_scale.py) and of the prompt ledger
     (session/prompts.jsonl and its prompt_texts/: a record that never fails a pass or a prompt
-    by design; tests/test_ledger.py)."""
+    by design; tests/store/test_ledger.py)."""
     if victim == "replace":
         return TEMP_NAME_RE.match(Path(args[0]).name) is not None
     try:

@@ -1,7 +1,7 @@
 """The session lock (issue 6, "Concurrency"): a timeout is a clear one-line error and exit 1
 from the command line, and the maintenance thread never deadlocks with appends made by other
 threads of the same process. (A holder that dies releases the lock:
-tests/test_store_processes.py.)"""
+tests/store/test_store_processes.py.)"""
 
 from __future__ import annotations
 

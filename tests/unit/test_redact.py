@@ -21,8 +21,9 @@ from core.manager import MemoryManager
 from core.redact import PATTERN_NAMES, find_secrets, redact_event, redact_secrets, redact_value
 from core.summarizer import ExtractiveSummarizer, summarize_with_fallback
 from tests.helpers.memory import small_config
+from tests.helpers.paths import REPO
 
-QUALITY_CORPUS = Path(__file__).resolve().parents[1] / "bench" / "quality" / "corpus"
+QUALITY_CORPUS = REPO / "bench" / "quality" / "corpus"
 
 # (pattern name, text holding a secret, the secret, what the text becomes)
 CASES: list[tuple[str, str, str, str]] = [

@@ -2,7 +2,7 @@
 
 The memory roots come from tests/tui_fixtures.py (fixed ids, timestamps and session ids); the
 root is shown as "m", so no temporary path or clock reaches the screen. Regenerate with
-`pytest tests/test_tui_snapshots.py --snapshot-update` and look at the SVGs before committing.
+`pytest tests/tui/test_tui_snapshots.py --snapshot-update` and look at the SVGs before committing.
 """
 
 from __future__ import annotations

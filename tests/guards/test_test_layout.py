@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-TESTS = Path(__file__).resolve().parent
+from tests.helpers.paths import TESTS
 
 
 def _is_test_module(dotted: str) -> bool:

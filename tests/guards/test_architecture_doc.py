@@ -4,9 +4,10 @@ that exists and no module that does not."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers.paths import REPO
+
+ROOT = REPO
 DOC = ROOT / "docs" / "ARCHITECTURE.md"
 SKIP = {"__init__.py", "__main__.py"}
 

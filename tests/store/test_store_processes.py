@@ -13,8 +13,9 @@ import pytest
 
 from core.errors import LockTimeoutError
 from core.store.session_store import SessionStore
+from tests.helpers.paths import TESTS
 
-HELPER = Path(__file__).with_name("_proc_helpers.py")
+HELPER = TESTS / "_proc_helpers.py"
 
 
 def _spawn(*args: str) -> subprocess.Popen[str]:

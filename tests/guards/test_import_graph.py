@@ -8,7 +8,9 @@ import ast
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers.paths import REPO
+
+ROOT = REPO
 PACKAGES = ("core", "inspector", "bench")
 
 

@@ -18,8 +18,9 @@ from core.transcripts.importers import load_transcript, parse_transcript
 from core.transcripts.replay import replay
 from core.transcripts.transcript import Transcript
 from tests.cli_util import REPO, SMALL_CONFIG, json_out, last_error_line, run_cli, write_config
+from tests.helpers.paths import TRANSCRIPTS
 
-DATA = Path(__file__).parent / "data" / "transcripts"
+DATA = TRANSCRIPTS
 CLAUDE = DATA / "claude_code_session.jsonl"
 CODEX = DATA / "codex_rollout.jsonl"
 ALL = [

@@ -13,8 +13,9 @@ from core.errors import BadInputError
 from core.events import validate_event
 from core.transcripts.importers import FORMATS, load_transcript, parse_transcript
 from core.transcripts.transcript import Transcript
+from tests.helpers.paths import TRANSCRIPTS
 
-DATA = Path(__file__).parent / "data" / "transcripts"
+DATA = TRANSCRIPTS
 PI = DATA / "pi_session.jsonl"
 OPENAI = DATA / "openai_chat.json"
 MINI = DATA / "mini_swe_agent.traj.json"

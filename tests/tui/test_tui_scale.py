@@ -117,7 +117,7 @@ def test_header_count_and_cached_read_agree_with_core_on_a_damaged_index(tmp_pat
     """The header's count, from core's catalog or from the `- chunk_id:` lines alone, and the
     cached read, are core's on a file with a duplicate and a bad id; a file that is not YAML
     raises core's own IndexCorruptError. (That core's scanner reads such files as the strict
-    loader does is tests/test_index_scan.py's business.)"""
+    loader does is tests/unit/test_index_scan.py's business.)"""
     manager = MemoryManager(tmp_path / "m", CompactionConfig())
     manager.store.ensure_session()
     _fill(manager, "c", 3)

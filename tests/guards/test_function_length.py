@@ -5,11 +5,12 @@ recovery are covered now; the rest of core joins once its last long functions ar
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers.paths import REPO
+
+ROOT = REPO
 LIMIT = 80
 COVERED = (
     "core/maintenance/compaction_pass.py",

@@ -15,6 +15,7 @@ import pytest
 
 from core.manager import MemoryManager
 from core.recall.sqlite_index import recall_once
+from tests.helpers.paths import REPO
 from tests.helpers.recall import QUERIES, compacted_root, config, fill, in_memory, index_file
 
 
@@ -134,7 +135,7 @@ def test_a_fifo_in_place_of_a_store_file_never_hangs_a_cold_recall(
         capture_output=True,
         text=True,
         timeout=60,
-        cwd=Path(__file__).resolve().parent.parent,
+        cwd=REPO,
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["True", "True"]

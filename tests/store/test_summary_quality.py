@@ -4,7 +4,7 @@ A long synthetic coding session is compacted many times; after every pass summar
 still name the compacted requests (their first 40 characters) and edited paths (whole), no
 chunk summary may exceed max_summary_tokens, no summary may nest another, and summary.md
 stays within `summary_md_bound`. Run as a script for the figures:
-`.venv/bin/python -m tests.test_summary_quality`.
+`.venv/bin/python -m tests.store.test_summary_quality`.
 """
 
 from __future__ import annotations

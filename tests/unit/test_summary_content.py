@@ -27,6 +27,7 @@ from core.events import Event
 from core.maintenance.compaction_pass import PassResult
 from core.manager import MemoryManager
 from core.summarizer import ExtractiveSummarizer
+from tests.helpers.paths import TRANSCRIPTS
 
 EX = ExtractiveSummarizer()
 
@@ -469,7 +470,7 @@ def test_a_key_in_a_file_name_never_reaches_the_record(tmp_path: Path) -> None:
 def test_a_pi_sessions_cwd_makes_its_paths_relative() -> None:
     from core.transcripts.importers import load_transcript
 
-    data = Path(__file__).resolve().parent / "data" / "transcripts" / "pi_session.jsonl"
+    data = TRANSCRIPTS / "pi_session.jsonl"
     events = load_transcript(data, "pi").events()
     assert events and all(e["meta"]["cwd"] == "/home/ana/src/tally" for e in events)
     edit = [

@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 
 from tests.cli_util import cli_ok
+from tests.helpers.paths import REPO
 from tests.tui_fixtures import build_basic
 
-REPO = Path(__file__).resolve().parent.parent
 pytestmark = [
     pytest.mark.tmux,
     pytest.mark.extended,  # a real terminal and real processes: CI runs it as its own step

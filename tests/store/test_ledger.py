@@ -20,8 +20,9 @@ from core.transcripts.replay import replay
 from inspector.cli.commands import main
 from tests.cli_util import write_config
 from tests.helpers.memory import fill, small_config
+from tests.helpers.paths import TRANSCRIPTS
 
-DATA = Path(__file__).parent / "data" / "transcripts"
+DATA = TRANSCRIPTS
 
 
 def lines(mm: MemoryManager) -> list[dict[str, Any]]:

@@ -15,6 +15,7 @@ import pytest
 
 from core.manager import MemoryManager
 from tests.helpers.memory import SMALL, run_child
+from tests.helpers.paths import REPO
 from tests.helpers.recall import (
     QUERIES,
     assert_same_as_in_memory,
@@ -225,7 +226,7 @@ def test_recall_once_gives_the_managers_answer_without_importing_it(tmp_path: Pa
         "if m in ('core.store.session_store', 'core.manager', 'core.index.chunks', "
         "'core.maintenance.compaction_pass'))]))"
     )
-    repo = str(Path(__file__).resolve().parent.parent)
+    repo = str(REPO)
     proc = subprocess.run(
         [sys.executable, "-c", code, repo, str(root)], capture_output=True, text=True, timeout=60
     )

@@ -17,9 +17,10 @@ from core.transcripts.importers import load_transcript
 from core.transcripts.replay import import_transcript, prompt_estimate, replay
 from core.transcripts.transcript import ModelCall, Transcript
 from tests.cli_util import write_config
+from tests.helpers.paths import TRANSCRIPTS
 from tests.memory_invariants import assert_each_once, indexed_chunk_ids, read_jsonl
 
-DATA = Path(__file__).parent / "data" / "transcripts"
+DATA = TRANSCRIPTS
 SAMPLES = {
     # format: (file, a window small enough that the sample's own sizes make passes happen)
     "pi": ("pi_session.jsonl", 3700),

@@ -16,8 +16,9 @@ from inspector.tui.chunk_analysis import analyze_chunk
 from inspector.tui.source_compaction import side_by_side_text, source_compactions
 from inspector.tui.views.chunks_view import ChunkRow, analysis_text
 from tests.cli_util import write_config
+from tests.helpers.paths import TRANSCRIPTS
 
-DATA = Path(__file__).parent / "data" / "transcripts"
+DATA = TRANSCRIPTS
 
 
 def _marker(summary: str, **info: object) -> dict[str, Any]:

@@ -22,9 +22,10 @@ from core.transcripts import follow as follow_mod
 from core.transcripts.follow import Follower, wait_for
 from core.transcripts.importers import load_transcript
 from tests.cli_util import REPO, SMALL_CONFIG, cli_env, start_cli, write_config
+from tests.helpers.paths import TRANSCRIPTS
 from tests.memory_invariants import session_dirs
 
-DATA = Path(__file__).parent / "data" / "transcripts"
+DATA = TRANSCRIPTS
 CLAUDE = DATA / "claude_code_session.jsonl"
 CODEX = DATA / "codex_rollout.jsonl"
 DEADLINE = 30.0

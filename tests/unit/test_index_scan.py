@@ -427,7 +427,7 @@ def test_entries_the_scanner_is_unsure_of_read_as_the_strict_loader_reads_them(
     assert _read_route(data) == _strict_route(data), why
 
 
-# --- the hand-written cases (moved from tests/test_tui_scale.py) ------------------------------
+# --- the hand-written cases (moved from tests/tui/test_tui_scale.py) ------------------------------
 
 
 def _fill(manager: MemoryManager, n: int) -> list[ChunkEntry]:

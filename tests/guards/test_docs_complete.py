@@ -14,8 +14,7 @@ from typing import Any
 from core.config import CompactionConfig, SummarizerConfig
 from core.manager import MemoryManager
 from inspector.cli.commands import build_parser
-
-REPO = Path(__file__).resolve().parents[1]
+from tests.helpers.paths import REPO
 
 
 def docs_text() -> str:
