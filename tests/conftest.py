@@ -1,6 +1,6 @@
-"""Fixtures the test modules share. Helpers that are functions rather than fixtures live in
-tests/helpers/ (and the older tests/tui_fixtures.py, cli_util.py, memory_invariants.py,
-mm_child_run.py): a test module never imports from another test module."""
+"""Fixtures the test modules share, and each test's tier marker from its folder. Helpers that are
+functions rather than fixtures live in tests/helpers/: a test module never imports from another
+test module."""
 
 from __future__ import annotations
 
@@ -25,8 +25,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture
 def basic(tmp_path: Path) -> Path:
     """`tmp_path/m`: a session with one compaction behind it, more turns after it and a recorded
-    prompt of 3,300 tokens, so the next pass compacts (tests/tui_fixtures.py::build_basic)."""
-    from tests.tui_fixtures import build_basic  # here, so a broken TUI import fails TUI tests only
+    prompt of 3,300 tokens, so the next pass compacts
+    (tests/helpers/tui_fixtures.py::build_basic)."""
+    # Imported here, so a broken TUI import fails the TUI tests only.
+    from tests.helpers.tui_fixtures import build_basic
 
     return build_basic(tmp_path / "m")
 
@@ -35,6 +37,6 @@ def basic(tmp_path: Path) -> Path:
 def hostile(tmp_path: Path) -> Path:
     """`tmp_path/m` with markup, escapes, a 5 MB line, invalid UTF-8, a truncated last line, a
     hostile chunk id in the index and an empty summary.md (tui_fixtures.py::build_hostile)."""
-    from tests.tui_fixtures import build_hostile
+    from tests.helpers.tui_fixtures import build_hostile
 
     return build_hostile(tmp_path / "m")

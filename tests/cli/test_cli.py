@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from inspector.cli.commands import main
-from tests.cli_util import (
+from tests.helpers.cli import (
     SMALL_CONFIG,
     cli_env,
     json_out,

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_util import REPO, cli_ok, json_out, last_error_line, run_cli, write_config
+from tests.helpers.cli import REPO, cli_ok, json_out, last_error_line, run_cli, write_config
+from tests.helpers.invariants import indexed_chunk_ids, read_jsonl, stored_id_counts
 from tests.helpers.paths import TRANSCRIPTS
-from tests.memory_invariants import indexed_chunk_ids, read_jsonl, stored_id_counts
 
 DATA = TRANSCRIPTS
 SAMPLES = [

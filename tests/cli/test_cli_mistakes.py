@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.cli_util import REPO, cli_env, cli_ok, json_out, last_error_line, run_cli
+from tests.helpers.cli import REPO, cli_env, cli_ok, json_out, last_error_line, run_cli
 
 
 def _demo(tmp_path: Path) -> Path:

@@ -12,7 +12,7 @@ from rich.text import Text
 
 from core.compaction.calibration import PLAIN
 from inspector.cli.output import elide_path, make_console, plural
-from tests.cli_util import REPO, cli_ok, json_out, run_cli
+from tests.helpers.cli import REPO, cli_ok, json_out, run_cli
 
 
 def test_piped_output_is_never_hard_wrapped() -> None:

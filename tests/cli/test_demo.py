@@ -14,7 +14,7 @@ import yaml
 from core.manager import MemoryManager
 from inspector.demo import SCENARIOS, DemoPlayer, demo_config, scenario_names
 from inspector.demo.content import phone_png
-from tests.cli_util import json_out, run_cli
+from tests.helpers.cli import json_out, run_cli
 
 PNG_BASE64_MAGIC = "iVBORw0KGgo"  # base64 of the PNG signature
 CJK = re.compile("[\u4e00-\u9fff\u3040-\u30ff]")

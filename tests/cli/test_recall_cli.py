@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.cli_util import SMALL_CONFIG, cli_ok, json_out, run_cli, write_config
+from tests.helpers.cli import SMALL_CONFIG, cli_ok, json_out, run_cli, write_config
 
 
 def jsonl(*events: dict[str, object]) -> str:

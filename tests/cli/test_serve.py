@@ -13,7 +13,7 @@ import urllib.request
 from pathlib import Path
 
 from inspector.cli.serve import tui_command
-from tests.cli_util import REPO, cli_env, cli_ok
+from tests.helpers.cli import REPO, cli_env, cli_ok
 
 
 def _free_port() -> int:

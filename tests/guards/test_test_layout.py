@@ -1,13 +1,17 @@
-"""The test suite's own layout (issue 15): a test module imports helpers from tests/helpers/,
-the other plain helper modules or fixtures from conftest.py, never from another test module, so
-deleting or moving one test file cannot break another or run its tests twice."""
+"""The test suite's own layout (issues 15, 21): a test module sits in the folder of its tier and
+imports helpers from tests/helpers/ or fixtures from conftest.py, never from another test module,
+so deleting or moving one test file cannot break another or run its tests twice."""
 
 from __future__ import annotations
 
 import ast
+import tomllib
 from pathlib import Path
 
-from tests.helpers.paths import TESTS
+import pytest
+
+from tests.conftest import TIERS
+from tests.helpers.paths import REPO, TESTS
 
 
 def _is_test_module(dotted: str) -> bool:
@@ -127,3 +131,43 @@ def test_no_property_test_keeps_the_per_example_deadline() -> None:
         if (names := timed_property_tests(path.read_text(encoding="utf-8")))
     }
     assert timed == {}
+
+
+def _modules() -> list[Path]:
+    return sorted(p for p in TESTS.rglob("*.py") if "__snapshots__" not in p.parts)
+
+
+def test_every_test_module_sits_in_a_tier_folder() -> None:
+    misplaced = [
+        str(path.relative_to(TESTS))
+        for path in _modules()
+        if path.name.startswith("test_")
+        if len(parts := path.relative_to(TESTS).parts) != 2 or parts[0] not in TIERS
+    ]
+    assert misplaced == [], f"move them into one of tests/{{{','.join(TIERS)}}}/"
+
+
+def test_no_plain_helper_module_outside_tests_helpers() -> None:
+    """tests/ holds conftest.py and the tier folders; a tier folder holds test modules only."""
+    plain = [
+        str(path.relative_to(TESTS))
+        for path in _modules()
+        if path.parent != TESTS / "helpers"
+        if path.name not in ("__init__.py", "conftest.py") and not path.name.startswith("test_")
+    ]
+    assert plain == [], "move shared helpers to tests/helpers/"
+
+
+def test_each_tier_is_a_registered_marker() -> None:
+    pytest_config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    markers = pytest_config["tool"]["pytest"]["ini_options"]["markers"]
+    registered = {
+        m.split(":")[0] for m in markers if m.split(":", 1)[1].strip().startswith("tier ")
+    }
+    folders = {p.parent.name for p in TESTS.glob("*/test_*.py")}
+    assert registered == set(TIERS) == folders
+
+
+def test_conftest_marks_a_test_with_its_tier(request: pytest.FixtureRequest) -> None:
+    assert request.node.get_closest_marker("guards") is not None
+    assert [t for t in TIERS if request.node.get_closest_marker(t)] == ["guards"]

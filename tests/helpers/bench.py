@@ -7,10 +7,11 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+from tests.helpers.paths import REPO
+
+ROOT = REPO
 
 
 def run_bench_quick(*args: str) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from typing import Any
 
 from core.config import CompactionConfig
 from core.manager import MemoryManager
-from tests.mm_child_run import run_mm_child
+from tests.helpers.mm_child_run import run_mm_child
 
 SMALL: dict[str, Any] = {
     "count_compress_after_events": 8,
@@ -26,7 +26,7 @@ def small_config(**changes: Any) -> CompactionConfig:
 
 
 def run_child(root: Path, *args: str, fault: str | None = None) -> subprocess.CompletedProcess[str]:
-    """tests/mm_child.py on `root` with SMALL, dying at `fault` when one is given."""
+    """tests/helpers/mm_child.py on `root` with SMALL, dying at `fault` when one is given."""
     return run_mm_child(root, SMALL, *args, fault=fault)
 
 

@@ -9,3 +9,5 @@ REPO = Path(__file__).resolve().parents[2]
 TESTS = REPO / "tests"
 TRANSCRIPTS = TESTS / "data" / "transcripts"  # one small sample of each transcript format
 HELPERS = TESTS / "helpers"
+MM_CHILD = HELPERS / "mm_child.py"  # a MemoryManager running one command, run by path
+LOCK_CHILD = HELPERS / "lock_child.py"  # a process holding or contending for the session lock

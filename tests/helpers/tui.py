@@ -27,7 +27,7 @@ from textual.widgets import DataTable, Static
 from inspector.tui.app import InspectorApp
 from inspector.tui.launch import create_app
 from inspector.tui.stylesheets import STYLESHEETS
-from tests.tui_fixtures import CONFIG
+from tests.helpers.tui_fixtures import CONFIG
 
 if TYPE_CHECKING:
     from core.manager import MemoryManager

@@ -16,8 +16,8 @@ import pytest
 from core.errors import SessionMemoryError
 from core.index.chunks import read_chunk_events
 from core.manager import MemoryManager
-from tests.memory_invariants import assert_each_once, read_jsonl, yaml_entries
-from tests.reliability._support import (
+from tests.helpers.invariants import assert_each_once, read_jsonl, yaml_entries
+from tests.helpers.reliability import (
     REPO,
     assert_clean_failure,
     run_cli,

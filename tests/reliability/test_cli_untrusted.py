@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from core.manager import MemoryManager
-from tests.reliability._support import REPO, cli_env, run_cli, small_config, write_small_config
+from tests.helpers.reliability import REPO, cli_env, run_cli, small_config, write_small_config
 
 HOSTILE = [
     "\x1b[31mRED\x1b[0m \x1b[2J\x1b[H cleared? \x1b[?1049h alt screen",

@@ -16,15 +16,15 @@ from core.compaction.summaries import render_summary
 from core.manager import MemoryManager
 from core.store.atomic import TEMP_NAME_RE
 from core.store.faults import EXTRA_FAULT_POINTS, FAULT_POINTS
-from tests.helpers.memory import fill, run_child
-from tests.memory_invariants import (
+from tests.helpers.invariants import (
     assert_each_once,
     assert_recall_finds,
     compacted_events,
     indexed_chunk_ids,
     yaml_entries,
 )
-from tests.reliability._support import three_chunks
+from tests.helpers.memory import fill, run_child
+from tests.helpers.reliability import three_chunks
 
 # A child killed at every fault point, ~7 s: CI runs it as its own step (-m extended);
 # tests/store/test_crash_recovery.py covers the contract's points in the default run.

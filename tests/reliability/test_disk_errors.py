@@ -23,9 +23,9 @@ import pytest
 from core.errors import StoreError
 from core.manager import MemoryManager
 from core.store.atomic import TEMP_NAME_RE
+from tests.helpers.invariants import assert_each_once, read_jsonl
 from tests.helpers.memory import fill
-from tests.memory_invariants import assert_each_once, read_jsonl
-from tests.reliability._support import (
+from tests.helpers.reliability import (
     assert_clean_failure,
     run_cli,
     seeded_root,

@@ -29,7 +29,7 @@ from core.manager import MemoryManager
 from core.store.paths import MemoryPaths
 from core.store.reader import EventTail
 from core.store.session_store import SessionStore
-from tests.reliability._support import small_config
+from tests.helpers.reliability import small_config
 
 # Hypothesis over arbitrary files, ~5 s: CI runs it as its own step (-m extended).
 pytestmark = pytest.mark.extended

@@ -19,10 +19,9 @@ from core.errors import LockTimeoutError
 from core.events import Event
 from core.manager import MemoryManager
 from core.summarizer import ExtractiveSummarizer
-from tests.memory_invariants import assert_each_once
-from tests.reliability._support import SMALL, assert_clean_failure, run_cli, small_config
-
-HELPER = Path(__file__).resolve().parents[1] / "_proc_helpers.py"
+from tests.helpers.invariants import assert_each_once
+from tests.helpers.paths import LOCK_CHILD
+from tests.helpers.reliability import SMALL, assert_clean_failure, run_cli, small_config
 
 
 @pytest.fixture
@@ -37,7 +36,7 @@ def held_root(tmp_path: Path) -> Iterator[Path]:
         yaml.safe_dump({"session_compaction": {**SMALL, "lock_timeout_seconds": 0.3}})
     )
     holder = subprocess.Popen(
-        [sys.executable, str(HELPER), "hold", str(root)],
+        [sys.executable, str(LOCK_CHILD), "hold", str(root)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -20,9 +20,9 @@ import pytest
 
 from core.manager import MemoryManager
 from inspector.cli.commands import main as cli_main
+from tests.helpers.invariants import assert_each_once
 from tests.helpers.memory import crashed_second_pass
-from tests.memory_invariants import assert_each_once
-from tests.reliability._support import small_config, write_small_config
+from tests.helpers.reliability import small_config, write_small_config
 
 
 class SyncModel:

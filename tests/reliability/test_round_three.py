@@ -24,9 +24,9 @@ import core.store.session_store
 from core.errors import BadInputError
 from core.manager import MemoryManager
 from core.transcripts.importers import parse_transcript
-from tests.cli_util import REPO, cli_env
-from tests.reliability._support import run_cli
-from tests.tui_fixtures import CONFIG
+from tests.helpers.cli import REPO, cli_env
+from tests.helpers.reliability import run_cli
+from tests.helpers.tui_fixtures import CONFIG
 
 DATA = Path(__file__).parents[1] / "data" / "transcripts"
 FORBIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")

@@ -19,9 +19,9 @@ import pytest
 
 from core.manager import MemoryManager
 from core.recall.sqlite_index import recall_once
-from tests.cli_util import REPO, cli_env
+from tests.helpers.cli import REPO, cli_env
 from tests.helpers.memory import fill, small_config
-from tests.reliability._support import run_cli, seeded_root, three_chunks
+from tests.helpers.reliability import run_cli, seeded_root, three_chunks
 
 HANG = 30.0
 """Seconds a command may take before the test calls it hung (they take about one)."""

@@ -17,9 +17,9 @@ import pytest
 
 from core.errors import StoreError
 from core.store.atomic import TEMP_NAME_RE
+from tests.helpers.invariants import assert_each_once
 from tests.helpers.memory import crashed_second_pass
-from tests.memory_invariants import assert_each_once
-from tests.reliability._support import (
+from tests.helpers.reliability import (
     REPO,
     assert_clean_failure,
     run_cli,

@@ -21,10 +21,9 @@ from typing import Any
 import pytest
 
 from core.manager import MemoryManager
-from tests.memory_invariants import assert_each_once, assert_recall_finds, compacted_events
-from tests.reliability._support import SMALL, small_config
-
-CHILD = Path(__file__).resolve().parents[1] / "mm_child.py"
+from tests.helpers.invariants import assert_each_once, assert_recall_finds, compacted_events
+from tests.helpers.paths import MM_CHILD
+from tests.helpers.reliability import SMALL, small_config
 
 
 @dataclass
@@ -43,7 +42,7 @@ def marker_query(event: dict[str, Any]) -> str:
 def kill_once(root: Path, k: int, rng: random.Random, seed: int, log: Schedule) -> None:
     env = {key: v for key, v in os.environ.items() if key != "SESSION_MEMORY_FAULT"}
     child = subprocess.Popen(
-        [sys.executable, str(CHILD), str(root), json.dumps(SMALL), "loop", f"k{k}", str(seed)],
+        [sys.executable, str(MM_CHILD), str(root), json.dumps(SMALL), "loop", f"k{k}", str(seed)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -15,14 +15,14 @@ from typing import Any
 import pytest
 
 from core.manager import MemoryManager
-from tests.memory_invariants import (
+from tests.helpers.invariants import (
     assert_each_once,
     assert_recall_finds,
     compacted_events,
     session_dirs,
 )
-from tests.mm_child_run import spawn_mm_child
-from tests.reliability._support import SMALL, small_config
+from tests.helpers.mm_child_run import spawn_mm_child
+from tests.helpers.reliability import SMALL, small_config
 
 CONFIG: dict[str, Any] = {**SMALL, "count_compress_after_events": 40, "hot_window_events": 10}
 

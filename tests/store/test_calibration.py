@@ -21,7 +21,7 @@ from core.config import CompactionConfig
 from core.manager import MemoryManager
 from core.transcripts.replay import prompt_estimate
 from inspector.cli.output import render_plan
-from tests.cli_util import run_cli
+from tests.helpers.cli import run_cli
 from tests.helpers.memory import read_file_pair
 
 # --------------------------------------------------------------------------- the fit

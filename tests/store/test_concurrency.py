@@ -14,8 +14,8 @@ import pytest
 
 from core.config import CompactionConfig
 from core.manager import MemoryManager
-from tests.memory_invariants import assert_each_once, indexed_chunk_ids
-from tests.mm_child_run import spawn_mm_child
+from tests.helpers.invariants import assert_each_once, indexed_chunk_ids
+from tests.helpers.mm_child_run import spawn_mm_child
 
 CONFIG: dict[str, Any] = {
     "count_compress_after_events": 20,
@@ -25,7 +25,7 @@ CONFIG: dict[str, Any] = {
 
 
 def spawn(root: Path, *args: str) -> subprocess.Popen[str]:
-    """tests/mm_child.py running one command on `root` with this module's CONFIG."""
+    """tests/helpers/mm_child.py running one command on `root` with this module's CONFIG."""
     return spawn_mm_child(root, CONFIG, *args)
 
 

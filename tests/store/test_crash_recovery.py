@@ -11,8 +11,8 @@ import pytest
 from core.config import CompactionConfig
 from core.manager import MemoryManager
 from core.store.faults import FAULT_POINTS
+from tests.helpers.invariants import assert_each_once, indexed_chunk_ids, stored_id_counts
 from tests.helpers.memory import SMALL, fill, run_child
-from tests.memory_invariants import assert_each_once, indexed_chunk_ids, stored_id_counts
 
 PASS_POINTS = [p for p in FAULT_POINTS if p != "during_rotation"]
 

@@ -21,9 +21,9 @@ from core.manager import MemoryManager
 from core.transcripts import follow as follow_mod
 from core.transcripts.follow import Follower, wait_for
 from core.transcripts.importers import load_transcript
-from tests.cli_util import REPO, SMALL_CONFIG, cli_env, start_cli, write_config
+from tests.helpers.cli import REPO, SMALL_CONFIG, cli_env, start_cli, write_config
+from tests.helpers.invariants import session_dirs
 from tests.helpers.paths import TRANSCRIPTS
-from tests.memory_invariants import session_dirs
 
 DATA = TRANSCRIPTS
 CLAUDE = DATA / "claude_code_session.jsonl"

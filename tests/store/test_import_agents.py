@@ -17,7 +17,7 @@ from core.transcripts.detect import detect_format, load_any, parse_any
 from core.transcripts.importers import load_transcript, parse_transcript
 from core.transcripts.replay import replay
 from core.transcripts.transcript import Transcript
-from tests.cli_util import REPO, SMALL_CONFIG, json_out, last_error_line, run_cli, write_config
+from tests.helpers.cli import REPO, SMALL_CONFIG, json_out, last_error_line, run_cli, write_config
 from tests.helpers.paths import TRANSCRIPTS
 
 DATA = TRANSCRIPTS

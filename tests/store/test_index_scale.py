@@ -24,8 +24,8 @@ from core.index.catalog import catalog_path, read_catalog, read_summary
 from core.index.chunks import read_index, render_index
 from core.manager import MemoryManager
 from core.store.paths import MemoryPaths
-from tests.memory_invariants import assert_each_once
-from tests.mm_child_run import run_mm_child
+from tests.helpers.invariants import assert_each_once
+from tests.helpers.mm_child_run import run_mm_child
 
 
 def _summary(rng: random.Random, n: int, open_request: str | None) -> tuple[str, str | None]:

@@ -14,7 +14,7 @@ from core.config import CompactionConfig
 from core.events import Event
 from core.manager import MemoryManager
 from core.summarizer import ExtractiveSummarizer, SummaryKind
-from tests.memory_invariants import assert_each_once, indexed_chunk_ids, read_jsonl
+from tests.helpers.invariants import assert_each_once, indexed_chunk_ids, read_jsonl
 
 
 def small_config(**changes: Any) -> CompactionConfig:

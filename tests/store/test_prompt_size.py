@@ -12,8 +12,8 @@ from core.compaction.prompt_size import prompt_size
 from core.config import CompactionConfig
 from core.manager import MemoryManager
 from core.tokens import estimate_event_tokens, estimate_tokens
-from tests.cli_util import cli_ok, json_out, write_config
-from tests.memory_invariants import assert_each_once, read_jsonl
+from tests.helpers.cli import cli_ok, json_out, write_config
+from tests.helpers.invariants import assert_each_once, read_jsonl
 
 
 def config(**changes: Any) -> CompactionConfig:

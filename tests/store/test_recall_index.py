@@ -15,7 +15,7 @@ import pytest
 
 from core.manager import MemoryManager
 from tests.helpers.memory import SMALL, run_child
-from tests.helpers.paths import REPO
+from tests.helpers.paths import MM_CHILD, REPO
 from tests.helpers.recall import (
     QUERIES,
     assert_same_as_in_memory,
@@ -26,7 +26,6 @@ from tests.helpers.recall import (
     index_file,
     indexed_ids,
 )
-from tests.mm_child_run import CHILD
 
 
 def test_pass_writes_the_index_and_a_fresh_process_reads_no_chunk_file(
@@ -190,7 +189,7 @@ def test_recall_during_passes_of_another_process(tmp_path: Path) -> None:
     fill(mm, 12, start=20)
     mm.close()
     child = subprocess.Popen(
-        [sys.executable, str(CHILD), str(root), json.dumps(SMALL), "saves", "4"],
+        [sys.executable, str(MM_CHILD), str(root), json.dumps(SMALL), "saves", "4"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

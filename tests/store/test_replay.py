@@ -16,9 +16,9 @@ from core.tokens import estimate_event_tokens
 from core.transcripts.importers import load_transcript
 from core.transcripts.replay import import_transcript, prompt_estimate, replay
 from core.transcripts.transcript import ModelCall, Transcript
-from tests.cli_util import write_config
+from tests.helpers.cli import write_config
+from tests.helpers.invariants import assert_each_once, indexed_chunk_ids, read_jsonl
 from tests.helpers.paths import TRANSCRIPTS
-from tests.memory_invariants import assert_each_once, indexed_chunk_ids, read_jsonl
 
 DATA = TRANSCRIPTS
 SAMPLES = {

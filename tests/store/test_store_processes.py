@@ -1,4 +1,4 @@
-"""The session lock across real OS processes (tests/_proc_helpers.py children, real flock)."""
+"""The session lock across real OS processes (tests/helpers/lock_child.py children, real flock)."""
 
 from __future__ import annotations
 
@@ -13,14 +13,12 @@ import pytest
 
 from core.errors import LockTimeoutError
 from core.store.session_store import SessionStore
-from tests.helpers.paths import TESTS
-
-HELPER = TESTS / "_proc_helpers.py"
+from tests.helpers.paths import LOCK_CHILD
 
 
 def _spawn(*args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, str(HELPER), *args],
+        [sys.executable, str(LOCK_CHILD), *args],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

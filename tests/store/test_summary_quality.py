@@ -23,7 +23,7 @@ from core.maintenance.compaction_pass import PassResult
 from core.manager import MemoryManager
 from core.summarizer.base import CONTINUED_REQUEST_NOTE
 from core.tokens import estimate_tokens
-from tests.memory_invariants import assert_each_once, read_jsonl
+from tests.helpers.invariants import assert_each_once, read_jsonl
 
 NESTED_RE = re.compile(
     r"\((?:system_event|system|screen)\)\s*(?:Original request|Goal|Early progress|Turn Context)"

@@ -13,7 +13,7 @@ from inspector.tui.hot_window_model import (
     read_light_status,
     what_if_config,
 )
-from tests.tui_fixtures import CONFIG
+from tests.helpers.tui_fixtures import CONFIG
 
 
 def _inputs(root: Path) -> tuple[HotWindowModel, LightStatus]:

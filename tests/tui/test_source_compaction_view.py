@@ -15,7 +15,7 @@ from core.transcripts.replay import replay
 from inspector.tui.chunk_analysis import analyze_chunk
 from inspector.tui.source_compaction import side_by_side_text, source_compactions
 from inspector.tui.views.chunks_view import ChunkRow, analysis_text
-from tests.cli_util import write_config
+from tests.helpers.cli import write_config
 from tests.helpers.paths import TRANSCRIPTS
 
 DATA = TRANSCRIPTS

@@ -16,7 +16,7 @@ from inspector.tui.actions import MAINTENANCE, MaintenanceFailed, maintain
 from inspector.tui.widgets.activity_log import ActivityLog
 from inspector.tui.widgets.hot_window import HotWindow
 from tests.helpers.tui import SIZE, events_on_disk, make, settle, until
-from tests.tui_fixtures import CONFIG
+from tests.helpers.tui_fixtures import CONFIG
 
 
 def _maintenance_lines(log: list[str]) -> list[str]:

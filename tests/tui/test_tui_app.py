@@ -33,7 +33,7 @@ from inspector.tui.widgets.event_detail import EventDetail
 from inspector.tui.widgets.hot_window import HotWindow
 from inspector.tui.widgets.plan_panel import PlanPanel
 from inspector.tui.widgets.status_header import StatusHeader
-from tests.cli_util import cli_ok
+from tests.helpers.cli import cli_ok
 from tests.helpers.tui import (
     SIZE,
     burst,
@@ -47,7 +47,13 @@ from tests.helpers.tui import (
     widget_lines,
     widget_text,
 )
-from tests.tui_fixtures import CONFIG, FIXED_SESSION, build_basic, build_big, build_with_archive
+from tests.helpers.tui_fixtures import (
+    CONFIG,
+    FIXED_SESSION,
+    build_basic,
+    build_big,
+    build_with_archive,
+)
 
 
 async def test_hot_window_shows_every_event_with_header_and_marks(basic: Path) -> None:

@@ -15,7 +15,7 @@ from inspector.tui.widgets.event_detail import EventDetail
 from inspector.tui.widgets.hot_window import HotWindow
 from inspector.tui.widgets.status_header import StatusHeader
 from tests.helpers.tui import SIZE, make, settle, text_in, widget_text
-from tests.tui_fixtures import CONFIG, HOSTILE_CHUNK_IDS, MARKUP, build_basic
+from tests.helpers.tui_fixtures import CONFIG, HOSTILE_CHUNK_IDS, MARKUP, build_basic
 
 # Whole-app Pilot runs of a few seconds each: the extended step (docs/TESTING.md).
 pytestmark = pytest.mark.extended

@@ -22,7 +22,7 @@ from inspector.tui.widgets.hot_window import (
     columns_for,
 )
 from tests.helpers.tui import make, settle
-from tests.tui_fixtures import CONFIG, build_split_first, ev
+from tests.helpers.tui_fixtures import CONFIG, build_split_first, ev
 
 CJK = "把下载文件夹里超过一个月的安装包都删掉，然后告诉我释放了多少空间。" * 4
 

@@ -24,7 +24,7 @@ from inspector.tui.screens.help_screen import (
 from inspector.tui.tables import CELL_PADDING, WIDE_TABLE, Column, fit_columns
 from inspector.tui.views.chunks_view import ChunksView
 from tests.helpers.tui import make, settle, text_in
-from tests.tui_fixtures import build_with_archive
+from tests.helpers.tui_fixtures import build_with_archive
 
 # Every table and the help at three sizes, ~10 s: CI runs it in its extended step.
 pytestmark = pytest.mark.extended

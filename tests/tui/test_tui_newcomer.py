@@ -35,7 +35,7 @@ from tests.helpers.tui import (
     text_in,
     widget_lines,
 )
-from tests.tui_fixtures import FIXED_SESSION
+from tests.helpers.tui_fixtures import FIXED_SESSION
 
 # The walk-through at three sizes, ~12 s: CI runs it in its extended step.
 pytestmark = pytest.mark.extended
@@ -200,7 +200,7 @@ async def test_header_at_80_columns_shows_the_roots_tail(basic: Path) -> None:
 
 
 async def test_write_keys_on_an_archived_session_say_why(tmp_path: Path) -> None:
-    from tests.tui_fixtures import build_with_archive
+    from tests.helpers.tui_fixtures import build_with_archive
 
     root = build_with_archive(tmp_path / "m")
     app = make(root)

@@ -23,7 +23,7 @@ from inspector.tui.hot_window_model import HotWindowModel, HotWindowSnapshot
 from inspector.tui.plan_process import PlanProcess, PlanProcessError
 from inspector.tui.widgets.hot_window import HotWindow
 from tests.helpers.tui import SIZE, make, settle
-from tests.tui_fixtures import CONFIG, ev
+from tests.helpers.tui_fixtures import CONFIG, ev
 
 
 def _local(snapshot: HotWindowSnapshot, headroom: Headroom | None = None) -> object:

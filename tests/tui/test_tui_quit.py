@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.reliability._support import REPO, seeded_root
+from tests.helpers.reliability import REPO, seeded_root
 
 STUCK_APP = """
 import asyncio, sys, threading

@@ -15,7 +15,7 @@ from inspector.tui.views.chunks_view import ChunksView
 from inspector.tui.widgets.event_detail import EventDetail
 from inspector.tui.widgets.hot_window import HotWindow
 from tests.helpers.tui import SIZE, make, settle, text_in
-from tests.tui_fixtures import CONFIG, build_basic, build_split_first
+from tests.helpers.tui_fixtures import CONFIG, build_basic, build_split_first
 
 # Whole-app Pilot runs of a few seconds each: the extended step (docs/TESTING.md).
 pytestmark = pytest.mark.extended

@@ -13,7 +13,7 @@ from textual.widgets._toast import Toast
 from inspector.tui.widgets.activity_log import ActivityLog
 from inspector.tui.widgets.hot_window import HotWindow
 from tests.helpers.tui import make, settle, widget_lines
-from tests.tui_fixtures import build_basic
+from tests.helpers.tui_fixtures import build_basic
 
 # Whole-app Pilot runs of a few seconds each: the extended step (docs/TESTING.md).
 pytestmark = pytest.mark.extended

@@ -1,7 +1,7 @@
 """Snapshots (SVG) of the main views at 60x20, 80x24 (SSH) and 120x40, watchers off, fixed data.
 
-The memory roots come from tests/tui_fixtures.py (fixed ids, timestamps and session ids); the
-root is shown as "m", so no temporary path or clock reaches the screen. Regenerate with
+The memory roots come from tests/helpers/tui_fixtures.py (fixed ids, timestamps and session
+ids); the root is shown as "m", so no temporary path or clock reaches the screen. Regenerate with
 `pytest tests/tui/test_tui_snapshots.py --snapshot-update` and look at the SVGs before committing.
 """
 
@@ -17,7 +17,7 @@ from textual.widgets import Input
 
 from inspector.tui.widgets.hot_window import HotWindow
 from tests.helpers.tui import make
-from tests.tui_fixtures import (
+from tests.helpers.tui_fixtures import (
     build_basic,
     build_hostile,
     build_split_first,

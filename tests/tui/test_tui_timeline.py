@@ -416,7 +416,7 @@ def test_time_travel_snapshot(snap_compare, tmp_path: Path, size: tuple[int, int
 def test_timeline_tab_snapshot(snap_compare, tmp_path: Path, size: tuple[int, int]):  # type: ignore[no-untyped-def]
     """The Timeline as the 8th tab of the app, on a pass with its dropped facts."""
     from tests.helpers.tui import make
-    from tests.tui_fixtures import _fix_session
+    from tests.helpers.tui_fixtures import _fix_session
 
     root = tmp_path / "m"
     _fix_session(fixed_session(root))

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_util import cli_ok
+from tests.helpers.cli import cli_ok
 from tests.helpers.paths import REPO
-from tests.tui_fixtures import build_basic
+from tests.helpers.tui_fixtures import build_basic
 
 pytestmark = [
     pytest.mark.tmux,

@@ -12,7 +12,7 @@ from textual.widgets import Checkbox
 
 from inspector.tui.screens import FocusPromptScreen
 from tests.helpers.tui import SIZE, make, settle, text_in
-from tests.tui_fixtures import build_basic
+from tests.helpers.tui_fixtures import build_basic
 
 # Whole-app Pilot runs of a few seconds each: the extended step (docs/TESTING.md).
 pytestmark = pytest.mark.extended

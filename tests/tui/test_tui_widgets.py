@@ -12,7 +12,7 @@ from inspector.tui.widgets.budget_gauge import BudgetGauge, BudgetInfo, render_b
 from inspector.tui.widgets.footer import InspectorFooter
 from inspector.tui.widgets.status_header import HeaderInfo, StatusHeader, render_header
 from tests.helpers.tui import footer_keys, make, settle, widget_lines
-from tests.tui_fixtures import FIXED_SESSION, build_basic
+from tests.helpers.tui_fixtures import FIXED_SESSION, build_basic
 
 DEMO_LIKE = HeaderInfo(
     root="/tmp/session-inspector-demo-vacixcsf/memory",

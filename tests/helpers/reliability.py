@@ -11,7 +11,7 @@ from pathlib import Path
 import yaml
 
 from core.manager import MemoryManager
-from tests.cli_util import REPO, cli_env
+from tests.helpers.cli import REPO, cli_env
 from tests.helpers.memory import SMALL, fill, small_config
 
 

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.helpers.paths import REPO
 
 CLEARED_ENV = (
     "SESSION_MEMORY_DIR",

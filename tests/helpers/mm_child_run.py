@@ -1,5 +1,5 @@
-"""Run tests/mm_child.py (a MemoryManager in another process) to completion, optionally dying at a
-fault point, or start it and leave it running: the one spawner the crash, recovery,
+"""Run tests/helpers/mm_child.py (a MemoryManager in another process) to completion, optionally
+dying at a fault point, or start it and leave it running: the one spawner the crash, recovery,
 concurrency, soak and recall-index tests share."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-CHILD = Path(__file__).with_name("mm_child.py")
+from tests.helpers.paths import MM_CHILD
 
 
 def _command(root: Path, config: dict[str, Any], args: tuple[str, ...]) -> list[str]:
-    return [sys.executable, str(CHILD), str(root), json.dumps(config), *args]
+    return [sys.executable, str(MM_CHILD), str(root), json.dumps(config), *args]
 
 
 def _env(fault: str | None) -> dict[str, str]:

@@ -1,6 +1,6 @@
 """Child-process entry point for crash and concurrency tests: a real runtime in its own process.
 
-usage: python tests/mm_child.py ROOT CONFIG_JSON COMMAND [ARGS]
+usage: python tests/helpers/mm_child.py ROOT CONFIG_JSON COMMAND [ARGS]
   save [--force]            one maintenance pass; prints the PassResult as JSON
   save-openai URL           one forced pass with the openai summarizer at URL
   append PREFIX N           N single appends; prints the ids as JSON (one list)
@@ -27,7 +27,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root
 
 from core.config import CompactionConfig, SummarizerConfig
 from core.manager import MemoryManager

@@ -1,7 +1,7 @@
 """Child-process entry points for tests/store/test_store_processes.py (real processes, real lock).
 
-    python tests/_proc_helpers.py append ROOT WORKER COUNT   # "ready", waits for "go", appends
-    python tests/_proc_helpers.py hold ROOT                  # takes the lock, "locked", waits
+    python tests/helpers/lock_child.py append ROOT WORKER COUNT   # "ready", waits for "go", appends
+    python tests/helpers/lock_child.py hold ROOT                  # takes the lock, "locked", waits
 
 Handshakes go over stdin/stdout so the tests never synchronise with sleeps.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root
 
 from core.store.session_store import SessionStore
 
