@@ -71,6 +71,24 @@ async def settle(app: App[Any], pilot: Pilot[Any]) -> None:
             return
 
 
+@asynccontextmanager
+async def started(
+    root: Path, *, size: tuple[int, int] = (80, 24), **kw: Any
+) -> AsyncIterator[tuple[InspectorApp, Pilot[Any]]]:
+    """The inspector on `root` (`make(root, **kw)`) running under Pilot at `size`, its first
+    reads settled before the test looks."""
+    app = make(root, **kw)
+    async with app.run_test(size=size) as pilot:
+        await settle(app, pilot)
+        yield app, pilot
+
+
+async def press(pilot: Pilot[Any], *keys: str) -> None:
+    """`keys` pressed one by one, then whatever they started settled (`settle`)."""
+    await pilot.press(*keys)
+    await settle(pilot.app, pilot)
+
+
 class ViewHost(App[None]):
     """One widget alone, styled as the inspector styles it and without animations (as `make`),
     so a view's test needs no whole inspector. `sentinel_calls` counts calls of the action

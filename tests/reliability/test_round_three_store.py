@@ -382,16 +382,14 @@ async def test_the_read_only_inspector_never_writes_the_catalog(tmp_path: Path) 
     """`session-inspector --read-only` on a root whose catalog is missing: every tab shown and
     a recall run; afterwards every file under the root is as it was."""
     from inspector.tui.views.recall_view import RecallView
-    from tests.helpers.tui import SIZE, make, settle
+    from tests.helpers.tui import SIZE, settle, started
 
     root = tmp_path / "memory"
     mm, _ids = three_chunks(root)
     mm.close()
     _catalog(root).unlink()
     before = root_snapshot(root)
-    app = make(root, read_only=True, config=small_config())
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with started(root, read_only=True, config=small_config(), size=SIZE) as (app, pilot):
         for tab in ("chunks", "summary", "prompt", "archive", "recall"):
             app.action_show_tab(tab)
             await settle(app, pilot)

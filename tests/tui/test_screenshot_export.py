@@ -11,7 +11,7 @@ from pathlib import Path
 from textual.app import App
 
 from inspector.tui.screenshot import fix_leading_blanks
-from tests.helpers.tui import make, settle
+from tests.helpers.tui import press, started
 
 CLASS = 'class="terminal-1-r3"'
 CLIP = 'clip-path="url(#terminal-1-line-0)"'
@@ -79,13 +79,10 @@ async def test_app_screenshots_have_no_run_starting_with_blanks(basic: Path) -> 
     """Every tab of a real app: Rich's own export has runs starting with blanks (the header's
     separators, the hot window's right-aligned numbers), the app's export has none, and both
     draw every visible character in the same cell."""
-    app = make(basic)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
+    async with started(basic, size=(120, 40)) as (app, pilot):
         raw_had_some = False
         for tab in "1234567":
-            await pilot.press(tab)
-            await settle(app, pilot)
+            await press(pilot, tab)
             raw = App.export_screenshot(app)
             fixed = app.export_screenshot()
             raw_had_some = raw_had_some or bool(LEADING_BLANK_THEN_VISIBLE.search(raw))

@@ -15,7 +15,7 @@ from core.manager import MemoryManager
 from inspector.tui.actions import MAINTENANCE, MaintenanceFailed, maintain
 from inspector.tui.widgets.activity_log import ActivityLog
 from inspector.tui.widgets.hot_window import HotWindow
-from tests.helpers.tui import SIZE, events_on_disk, make, settle, until
+from tests.helpers.tui import SIZE, events_on_disk, press, settle, started, until
 from tests.helpers.tui_fixtures import CONFIG
 
 
@@ -26,11 +26,8 @@ def _maintenance_lines(log: list[str]) -> list[str]:
 
 
 async def test_maintenance_compacts_logs_and_reports_its_own_pass_only(basic: Path) -> None:
-    app = make(basic)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        await pilot.press("m")
-        await settle(app, pilot)
+    async with started(basic, size=SIZE) as (app, pilot):
+        await press(pilot, "m")
         await until(pilot, lambda: app.status.chunk_count == 2)
         assert len(read_index(MemoryManager(basic, CONFIG).paths).entries) == 2
         log = app.query_one(ActivityLog).lines_written

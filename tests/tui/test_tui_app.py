@@ -40,8 +40,10 @@ from tests.helpers.tui import (
     events_on_disk,
     footer_keys,
     make,
+    press,
     screen_text,
     settle,
+    started,
     text_in,
     until,
     widget_lines,
@@ -57,9 +59,7 @@ from tests.helpers.tui_fixtures import (
 
 
 async def test_hot_window_shows_every_event_with_header_and_marks(basic: Path) -> None:
-    app = make(basic)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with started(basic, size=SIZE) as (app, _pilot):
         hot = app.query_one(HotWindow)
         on_disk = events_on_disk(basic)
         assert hot.snapshot.length == len(on_disk)
@@ -82,9 +82,7 @@ async def test_hot_window_shows_every_event_with_header_and_marks(basic: Path) -
 
 
 async def test_keyboard_navigation_and_follow_tail(basic: Path) -> None:
-    app = make(basic)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with started(basic, size=SIZE) as (app, pilot):
         hot = app.query_one(HotWindow)
         last = hot.snapshot.length - 1
         assert hot.follow and hot.cursor == last
@@ -107,9 +105,7 @@ async def test_keyboard_navigation_and_follow_tail(basic: Path) -> None:
 
 
 async def test_enter_scrolls_the_detail_and_escape_comes_back(basic: Path) -> None:
-    app = make(basic)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(app, pilot)
+    async with started(basic, size=(80, 24)) as (app, pilot):
         await pilot.press("enter")
         assert isinstance(app.focused, EventDetail)
         await pilot.press("down", "escape")
@@ -117,11 +113,8 @@ async def test_enter_scrolls_the_detail_and_escape_comes_back(basic: Path) -> No
 
 
 async def test_cut_preview_matches_the_planner(basic: Path) -> None:
-    app = make(basic)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        await pilot.press("p")
-        await settle(app, pilot)
+    async with started(basic, size=SIZE) as (app, pilot):
+        await press(pilot, "p")
         hot = app.query_one(HotWindow)
         assert hot.show_preview and app.query_one(PlanPanel).display
         report = MemoryManager(basic, CONFIG, read_only=True).plan()
@@ -143,25 +136,19 @@ async def test_cut_preview_matches_the_planner(basic: Path) -> None:
 async def test_what_if_moves_the_cut_and_writes_nothing(basic: Path) -> None:
     before = (basic / "session" / "events.jsonl").read_bytes()
     state_before = (basic / "session" / "state.json").read_bytes()
-    app = make(basic)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        await pilot.press("w")
-        await settle(app, pilot)
+    async with started(basic, size=SIZE) as (app, pilot):
+        await press(pilot, "w")
         assert isinstance(app.focused, Input) and app.focused.id == "whatif-keep"
         first = app.preview
         assert first is not None and first.cut_row is not None
-        await pilot.press(*"20")
-        await settle(app, pilot)
+        await press(pilot, *"20")
         moved = app.preview
         assert moved is not None and moved.cut_row is not None
         assert moved.cut_row > first.cut_row
         assert moved.plan.keep_recent_tokens == 20
-        await pilot.press("tab", *"3")
-        await settle(app, pilot)
+        await press(pilot, "tab", *"3")
         assert app.focused is not None and app.focused.id == "whatif-hot"
-        await pilot.press("tab", *"100")
-        await settle(app, pilot)
+        await press(pilot, "tab", *"100")
         assert app.trigger is not None and app.trigger.prompt_tokens == 100
         assert not app.trigger.should_compress
         assert "WHAT-IF" in text_in(app.query_one(PlanPanel))
@@ -170,11 +157,8 @@ async def test_what_if_moves_the_cut_and_writes_nothing(basic: Path) -> None:
 
 
 async def test_what_if_inputs_readable_at_80x24_and_bad_numbers_explained(basic: Path) -> None:
-    app = make(basic)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(app, pilot)
-        await pilot.press("w")
-        await settle(app, pilot)
+    async with started(basic, size=(80, 24)) as (app, pilot):
+        await press(pilot, "w")
         for key, label, placeholder in (
             ("keep", "keep_recent_tokens", "120 (config)"),
             ("hot", "hot_window_events", "8 (config)"),
@@ -192,15 +176,12 @@ async def test_what_if_inputs_readable_at_80x24_and_bad_numbers_explained(basic:
         def message() -> str:
             return str(panel.query_one("#whatif-error").render())
 
-        await pilot.press(*"abc")  # keep_recent_tokens
-        await settle(app, pilot)
+        await press(pilot, *"abc")  # keep_recent_tokens
         assert "keep_recent_tokens: 'abc' is not a whole number" in message()
         assert app.preview is not None and app.preview.plan.cut_index == first.plan.cut_index
-        await pilot.press("tab", "0")  # hot_window_events
-        await settle(app, pilot)
+        await press(pilot, "tab", "0")  # hot_window_events
         assert "hot_window_events: 0 is below 1" in message()
-        await pilot.press("shift+tab", *["backspace"] * 3, *"20")
-        await settle(app, pilot)
+        await press(pilot, "shift+tab", *["backspace"] * 3, *"20")
         assert "is not a whole number" not in message() and "hot_window_events: 0" in message()
         assert "✗ hot_window_events" in text_in(app.query_one(PlanPanel))
         assert app.preview is not None and app.preview.plan.keep_recent_tokens == 20
@@ -208,9 +189,7 @@ async def test_what_if_inputs_readable_at_80x24_and_bad_numbers_explained(basic:
 
 async def test_force_compaction_with_focus(tmp_path: Path) -> None:
     root = build_basic(tmp_path / "m", prompt_tokens=10)
-    app = make(root)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with started(root, size=SIZE) as (app, pilot):
         await burst(pilot, ["c", *"booking", "enter"])  # typed before the prompt is drawn
         await settle(app, pilot)
         assert not isinstance(app.screen, FocusPromptScreen)
@@ -223,28 +202,22 @@ async def test_force_compaction_with_focus(tmp_path: Path) -> None:
 
 
 async def test_force_compaction_cancel_does_nothing(basic: Path) -> None:
-    app = make(basic)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with started(basic, size=SIZE) as (app, pilot):
         await pilot.press("c")
         await pilot.pause()
-        await pilot.press("escape")
-        await settle(app, pilot)
+        await press(pilot, "escape")
         assert "compact" not in app.probe.actions_run
         assert len(read_index(MemoryManager(basic, CONFIG).paths).entries) == 1
 
 
 async def test_rotate_confirms_what_moves_where(basic: Path) -> None:
-    app = make(basic)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with started(basic, size=SIZE) as (app, pilot):
         await pilot.press("r")
         await pilot.pause()
         assert isinstance(app.screen, ConfirmScreen)
         text = text_in(app.screen)
         assert f"session_archive/{FIXED_SESSION}" in text and "m/session/" in text
-        await pilot.press("n")
-        await settle(app, pilot)
+        await press(pilot, "n")
         assert not (basic / "session_archive").exists()
         await burst(pilot, "ry")  # y typed before the question is drawn still answers it
         await settle(app, pilot)
@@ -254,14 +227,11 @@ async def test_rotate_confirms_what_moves_where(basic: Path) -> None:
 
 
 async def test_append_event_form(basic: Path) -> None:
-    app = make(basic)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with started(basic, size=SIZE) as (app, pilot):
         n = app.query_one(HotWindow).snapshot.length
         await burst(pilot, ["a", *"hello from the form"])  # typed before the form is drawn
         assert isinstance(app.screen, AppendEventScreen)
-        await pilot.press("ctrl+s")
-        await settle(app, pilot)
+        await press(pilot, "ctrl+s")
         stored = events_on_disk(basic)
         assert stored[-1]["content"] == "hello from the form"
         assert stored[-1]["type"] == "user_input"
@@ -273,15 +243,12 @@ async def test_append_event_form(basic: Path) -> None:
 async def test_repair_after_confirmation_quarantines_corrupt_lines(basic: Path) -> None:
     with (basic / "session" / "events.jsonl").open("ab") as fh:
         fh.write(b"not json at all\n")
-    app = make(basic)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with started(basic, size=SIZE) as (app, pilot):
         assert app.query_one(StatusHeader).info.corrupt_lines == 1
         await pilot.press("R")
         await pilot.pause()
         assert isinstance(app.screen, ConfirmScreen)
-        await pilot.press("y")
-        await settle(app, pilot)
+        await press(pilot, "y")
         assert "repair" in app.probe.actions_run
         assert not any(r.corrupt for r in app.query_one(HotWindow).snapshot.rows)
         assert (basic / "session" / "corrupt.jsonl").exists()
@@ -289,31 +256,24 @@ async def test_repair_after_confirmation_quarantines_corrupt_lines(basic: Path) 
 
 
 async def test_recall_tab_search(basic: Path) -> None:
-    app = make(basic)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        await pilot.press("slash")
-        await settle(app, pilot)
+    async with started(basic, size=SIZE) as (app, pilot):
+        await press(pilot, "slash")
         assert app.query_one(TabbedContent).active == "recall"
         assert isinstance(app.focused, Input)
-        await pilot.press(*"restaurants", "enter")
-        await settle(app, pilot)
+        await press(pilot, *"restaurants", "enter")
         log = app.query_one(ActivityLog).lines_written
         assert any("recall 'restaurants': 1 result," in line for line in log), log
 
 
 async def test_tabs_by_number_and_tab_key(basic: Path) -> None:
-    app = make(basic)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with started(basic, size=SIZE) as (app, pilot):
         tabs = app.query_one(TabbedContent)
         for key, tab in zip(
             "12345678",
             ("hot", "chunks", "summary", "prompt", "recall", "archive", "activity", "timeline"),
             strict=True,
         ):
-            await pilot.press(key)
-            await settle(app, pilot)
+            await press(pilot, key)
             assert tabs.active == tab
             if tab == "recall":  # its results have the keyboard (the number keys work)
                 assert app.focused is app.query_one("#recall-table")
@@ -329,14 +289,11 @@ async def test_tabs_by_number_and_tab_key(basic: Path) -> None:
         assert tabs.active == "chunks"
         await pilot.press("shift+tab", "shift+tab")
         assert tabs.active == "timeline"
-        await pilot.press("2")
-        await settle(app, pilot)
+        await press(pilot, "2")
         assert "chunk_0001" in text_in(app.query_one(ChunksView))
-        await pilot.press("3")
-        await settle(app, pilot)
+        await press(pilot, "3")
         assert "Recent Chunks" in text_in(app.query_one(SummaryView))
-        await pilot.press("4")
-        await settle(app, pilot)
+        await press(pilot, "4")
         assert "next prompt" in text_in(app.query_one(PromptView))
 
 
@@ -350,9 +307,7 @@ def session_files(root: Path) -> list[str]:
 async def test_read_only_hides_and_refuses_every_write(basic: Path) -> None:
     before = session_files(basic)
     events_before = (basic / "session" / "events.jsonl").read_bytes()
-    app = make(basic, read_only=True)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with started(basic, read_only=True, size=SIZE) as (app, pilot):
         shown = {b.binding.action for b in app.active_bindings.values() if b.binding.show}
         footer = " ".join(footer_keys(app))
         for word in ("Maintain", "Compact", "Rotate", "Append", "Repair"):
@@ -361,8 +316,7 @@ async def test_read_only_hides_and_refuses_every_write(basic: Path) -> None:
             assert app.check_action(action, ()) is False
             assert action not in shown
         assert not WRITE_ACTIONS & {s.action for s in app.available_actions()}
-        await pilot.press("m", "c", "r", "a", "R")
-        await settle(app, pilot)
+        await press(pilot, "m", "c", "r", "a", "R")
         assert app.screen is app.screen_stack[0]
         assert not WRITE_ACTIONS & set(app.probe.actions_run)
         assert "READ-ONLY" in widget_text(app.query_one(StatusHeader))
@@ -371,18 +325,14 @@ async def test_read_only_hides_and_refuses_every_write(basic: Path) -> None:
 
 
 async def test_command_palette_lists_and_runs_actions(basic: Path) -> None:
-    app = make(basic)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with started(basic, size=SIZE) as (app, pilot):
         titles = {s.title for s in app.available_actions()}
         assert {"Run maintenance", "Force compaction", "Rotate session", "Append event"} <= titles
         assert "Demo step" not in titles  # no demo attached
         await pilot.press("ctrl+p")
         await pilot.pause()
-        await pilot.press(*"Force compaction")
-        await settle(app, pilot)
-        await pilot.press("enter")
-        await settle(app, pilot)
+        await press(pilot, *"Force compaction")
+        await press(pilot, "enter")
         assert isinstance(app.screen, FocusPromptScreen)
         await pilot.press("escape")
     assert InspectorCommands is not None
@@ -390,28 +340,22 @@ async def test_command_palette_lists_and_runs_actions(basic: Path) -> None:
 
 async def test_archive_opens_read_only_and_labelled(tmp_path: Path) -> None:
     root = build_with_archive(tmp_path / "m")
-    app = make(root)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with started(root, size=SIZE) as (app, pilot):
         assert app.query_one(HotWindow).snapshot.length == 5
         history = list(app.prompt_history)
-        await pilot.press("6")
-        await settle(app, pilot)
+        await press(pilot, "6")
         table = app.query_one("#archive-view").query_one("DataTable")
         table.focus()
-        await pilot.press("enter")
-        await settle(app, pilot)
+        await press(pilot, "enter")
         assert app.archive_id == FIXED_SESSION
         assert app.query_one("#archive-banner").display
         assert "ARCHIVED — not part of any prompt" in text_in(app.query_one("#archive-banner"))
         assert app.query_one(HotWindow).snapshot.length == 23
         for action in WRITE_ACTIONS:
             assert app.check_action(action, ()) is False
-        await pilot.press("m")
-        await settle(app, pilot)
+        await press(pilot, "m")
         assert "maintenance" not in app.probe.actions_run
-        await pilot.press("b")
-        await settle(app, pilot)
+        await press(pilot, "b")
         assert app.archive_id is None and not app.query_one("#archive-banner").display
         assert app.query_one(HotWindow).snapshot.length == 5
         # The active session's runs sparkline is as it was: nothing of the archive joined it.
@@ -420,14 +364,11 @@ async def test_archive_opens_read_only_and_labelled(tmp_path: Path) -> None:
 
 async def test_worker_error_is_reported_not_fatal(basic: Path) -> None:
     (basic / "session" / "chunks" / "index.yaml").write_text("chunks: [: not yaml", "utf-8")
-    app = make(basic)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with started(basic, size=SIZE) as (app, pilot):
         assert app.query_one(StatusHeader).info.index_error
         await pilot.press("c")
         await pilot.pause()
-        await pilot.press("enter")
-        await settle(app, pilot)
+        await press(pilot, "enter")
         assert app.is_running
         assert any(line.startswith("compact:") for line in app.probe.errors_shown)
         assert any("error" in line for line in app.query_one(ActivityLog).lines_written)
@@ -437,9 +378,7 @@ async def test_demo_step_and_play_pause(tmp_path: Path) -> None:
     root = tmp_path / "demo"
     manager = MemoryManager(root, CONFIG)
     player = DemoPlayer(manager, "tour", seed=1)
-    app = make(root, demo=player, demo_autoplay=False)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with started(root, demo=player, demo_autoplay=False, size=SIZE) as (app, pilot):
         controls = app.query_one(DemoControls)
         assert not controls.playing and controls.steps == 0
         presses = 0
@@ -452,8 +391,7 @@ async def test_demo_step_and_play_pause(tmp_path: Path) -> None:
         controls.pace = 0.0
         await pilot.press("space")
         await until(pilot, lambda: controls.steps >= 6)
-        await pilot.press("space")
-        await settle(app, pilot)
+        await press(pilot, "space")
         stopped_at = controls.steps
         assert not controls.playing
         await settle(app, pilot)
@@ -507,22 +445,18 @@ async def test_demo_space_pauses_and_s_steps_while_autoplaying(tmp_path: Path) -
         await until(pilot, lambda: controls.steps >= 3 and controls.expected is not None)
         assert controls.playing
         assert re.search(r"▶ demo \d+/~\d+ ", text_in(controls))
-        await pilot.press("space")
-        await settle(app, pilot)
+        await press(pilot, "space")
         assert not controls.playing
         paused_at = controls.steps
         assert f"⏸ paused {paused_at}/~{controls.expected} " in text_in(controls)
-        await pilot.press("s")
-        await settle(app, pilot)
+        await press(pilot, "s")
         assert controls.steps == paused_at + 1
     manager.close()
 
 
 @pytest.mark.parametrize("poll", [False, True], ids=["watch", "poll"])
 async def test_external_append_and_compaction_appear(basic: Path, poll: bool) -> None:
-    app = make(basic, watch=True, poll=poll)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with started(basic, watch=True, poll=poll, size=SIZE) as (app, pilot):
         hot = app.query_one(HotWindow)
         n = hot.snapshot.length
         cli_ok(basic, "append", "--type", "user_input", "--text", "from another process")
@@ -537,25 +471,20 @@ async def test_external_append_and_compaction_appear(basic: Path, poll: bool) ->
 async def test_no_color_80x24_keyboard_only(basic: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Over SSH with NO_COLOR: every state colour shows is also a mark or a word on screen."""
     monkeypatch.setenv("NO_COLOR", "1")
-    app = make(basic)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(app, pilot)
+    async with started(basic, size=(80, 24)) as (app, pilot):
         assert app.no_color
-        await pilot.press("p")
-        await settle(app, pilot)
+        await press(pilot, "p")
         hot = app.query_one(HotWindow)
         text = widget_text(hot)
         assert "✂ cut (token path)" in text
         assert " + " in text and "bound" in text and "forbid" in text and "split" in text
         await pilot.press("up")
         assert " × " in widget_text(hot)
-        await pilot.press("w")
-        await settle(app, pilot)
+        await press(pilot, "w")
         assert isinstance(app.focused, Input)
         await pilot.press("escape")
         assert isinstance(app.focused, HotWindow)
-        await pilot.press("7")
-        await settle(app, pilot)
+        await press(pilot, "7")
         assert app.query_one(TabbedContent).active == "activity"
 
 
@@ -563,9 +492,7 @@ async def test_summary_tab_stays_responsive_while_summary_md_changes(basic: Path
     """Issue 13: with the Summary tab open, a changing summary.md froze the app for seconds.
     Large new texts land by `os.replace` as a pass writes them; the loop keeps its timers, keys
     keep working, and each new text reaches the screen."""
-    app = make(basic, watch=True)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with started(basic, watch=True, size=SIZE) as (app, pilot):
         await pilot.press("3")
         view = app.query_one(SummaryView)
         await until(pilot, lambda: view.document.rows > 0)
@@ -602,11 +529,8 @@ def _notes(app: InspectorApp) -> list[str]:
 
 
 async def test_help_screen_explains_every_mark_and_key(basic: Path) -> None:
-    app = make(basic)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        await pilot.press("question_mark")
-        await settle(app, pilot)
+    async with started(basic, size=SIZE) as (app, pilot):
+        await press(pilot, "question_mark")
         assert isinstance(app.screen, HelpScreen)
         text = str(app.screen.query_one("#help-text").render())
         for mark in ("R ", "S ", "! ", "× ", "+ ", "^ ", "R^ S×", "✂ cut", "runs ▁▃▇", "| in runs"):
@@ -624,9 +548,7 @@ async def test_help_screen_explains_every_mark_and_key(basic: Path) -> None:
 
 
 async def test_escape_closes_the_keys_panel(basic: Path) -> None:
-    app = make(basic)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with started(basic, size=SIZE) as (app, pilot):
         app.action_show_help_panel()
         await pilot.pause()
         assert app.screen.query("HelpPanel")
@@ -636,9 +558,7 @@ async def test_escape_closes_the_keys_panel(basic: Path) -> None:
 
 
 async def test_read_only_write_keys_say_why(basic: Path) -> None:
-    app = make(basic, read_only=True)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with started(basic, read_only=True, size=SIZE) as (app, pilot):
         await pilot.press("m")
         await pilot.pause()
         assert "Run maintenance (m): the inspector was started with --read-only" in " ".join(
@@ -663,47 +583,36 @@ async def test_demo_keys_after_the_end_say_why(tmp_path: Path) -> None:
 
 
 async def test_follow_is_shown_in_the_header(basic: Path) -> None:
-    app = make(basic)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with started(basic, size=SIZE) as (app, pilot):
         hot = app.query_one(HotWindow)
         header = app.query_one(StatusHeader)
         assert hot.follow and "follow" in widget_lines(header)[1]
-        await pilot.press("f")
-        await settle(app, pilot)
+        await press(pilot, "f")
         assert not hot.follow and "follow" not in widget_lines(header)[1]
         assert any("follow off" in n for n in _notes(app))
 
 
 async def test_recall_tab_typing_starts_the_search(basic: Path) -> None:
-    app = make(basic)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        await pilot.press("5")
-        await settle(app, pilot)
+    async with started(basic, size=SIZE) as (app, pilot):
+        await press(pilot, "5")
         await pilot.press(*"logs")
         field = app.query_one("#recall-query", Input)
         assert app.focused is field and field.value == "logs"
         # Number keys switch tabs again once the search field has handed over the keyboard.
-        await pilot.press("escape", "6")
-        await settle(app, pilot)
+        await press(pilot, "escape", "6")
         assert app.query_one(TabbedContent).active == "archive"
 
 
 async def test_what_if_explains_itself_and_scrolls_to_the_new_cut(tmp_path: Path) -> None:
     root = build_big(tmp_path / "big", 400)
-    app = make(root)
-    async with app.run_test(size=(120, 30)) as pilot:
-        await settle(app, pilot)
-        await pilot.press("w")
-        await settle(app, pilot)
+    async with started(root, size=(120, 30)) as (app, pilot):
+        await press(pilot, "w")
         assert "type a number" in text_in(app.query_one(PlanPanel))
         await pilot.press("down")
         assert app.focused is not None and app.focused.id == "whatif-hot"
         await pilot.press("up")
         assert app.focused is not None and app.focused.id == "whatif-keep"
-        await pilot.press(*"300")
-        await settle(app, pilot)
+        await press(pilot, *"300")
         hot = app.query_one(HotWindow)
         preview = app.preview
         assert preview is not None and preview.cut_row is not None
@@ -712,9 +621,7 @@ async def test_what_if_explains_itself_and_scrolls_to_the_new_cut(tmp_path: Path
 
 
 async def test_activity_lists_each_file_change_with_its_size_delta(basic: Path) -> None:
-    app = make(basic, watch=True)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with started(basic, watch=True, size=SIZE) as (app, pilot):
         log = app.query_one(ActivityLog)
         events_file = basic / "session" / "events.jsonl"
         before = events_file.stat().st_size
@@ -729,9 +636,7 @@ async def test_activity_lists_each_file_change_with_its_size_delta(basic: Path) 
 
 
 async def test_60x20_every_tab_reachable_and_legible(basic: Path) -> None:
-    app = make(basic)
-    async with app.run_test(size=(60, 20)) as pilot:
-        await settle(app, pilot)
+    async with started(basic, size=(60, 20)) as (app, pilot):
         text = screen_text(app)  # the look at 60 columns: the whole screen, line by line
         tabs_line = next(line for line in text.split("\n") if "1 Hot" in line)
         for label in ("1 Hot", "2 Chnk", "3 Sum", "4 Prm", "5 Rcl", "6 Arch", "7 Act"):
@@ -742,6 +647,5 @@ async def test_60x20_every_tab_reachable_and_legible(basic: Path) -> None:
         assert preview[:12] in text
         for line in text.split("\n"):
             assert cell_len(line) <= 60
-        await pilot.press("7")
-        await settle(app, pilot)
+        await press(pilot, "7")
         assert app.query_one(TabbedContent).active == "activity"

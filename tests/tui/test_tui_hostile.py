@@ -14,7 +14,7 @@ from inspector.tui.app import InspectorApp
 from inspector.tui.widgets.event_detail import EventDetail
 from inspector.tui.widgets.hot_window import HotWindow
 from inspector.tui.widgets.status_header import StatusHeader
-from tests.helpers.tui import SIZE, make, settle, text_in, widget_text
+from tests.helpers.tui import SIZE, press, settle, started, text_in, widget_text
 from tests.helpers.tui_fixtures import CONFIG, HOSTILE_CHUNK_IDS, MARKUP, build_basic
 
 # Whole-app Pilot runs of a few seconds each: the extended step (docs/TESTING.md).
@@ -30,13 +30,10 @@ def row_of(app: InspectorApp, pred: object) -> int:
 
 
 async def test_markup_in_events_is_literal_and_clicking_runs_nothing(hostile: Path) -> None:
-    app = make(hostile)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with started(hostile, size=SIZE) as (app, pilot):
         hot = app.query_one(HotWindow)
         hot.follow = False
-        await pilot.press("home")
-        await settle(app, pilot)
+        await press(pilot, "home")
         text = text_in(app.screen)  # the row previews and the detail of the row at the cursor
         assert "[@click=app.quit]click me[/]" in text
         assert "[bold red]not bold[/]" in text
@@ -58,9 +55,7 @@ async def test_markup_in_events_is_literal_and_clicking_runs_nothing(hostile: Pa
 
 
 async def test_ansi_and_control_characters_are_visible_never_raw(hostile: Path) -> None:
-    app = make(hostile)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with started(hostile, size=SIZE) as (app, pilot):
         hot = app.query_one(HotWindow)
         hot.follow = False
         hot.cursor = row_of(app, lambda r: r.event_id == "ev_0001")
@@ -78,9 +73,7 @@ async def test_ansi_and_control_characters_are_visible_never_raw(hostile: Path) 
 
 
 async def test_hostile_type_role_id_and_ts_fields_are_literal(hostile: Path) -> None:
-    app = make(hostile)
-    async with app.run_test(size=(160, 40)) as pilot:
-        await settle(app, pilot)
+    async with started(hostile, size=(160, 40)) as (app, pilot):
         hot = app.query_one(HotWindow)
         hot.follow = False
         hot.cursor = row_of(app, lambda r: r.event_id == "[@click=app.quit]id[/]")
@@ -90,9 +83,7 @@ async def test_hostile_type_role_id_and_ts_fields_are_literal(hostile: Path) -> 
 
 
 async def test_five_megabyte_event_loads_with_capped_preview_and_detail(hostile: Path) -> None:
-    app = make(hostile)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with started(hostile, size=SIZE) as (app, pilot):
         index = row_of(app, lambda r: r.event_id == "ev_0003")
         row = app.query_one(HotWindow).snapshot.rows[index]
         assert len(row.preview) <= 160 and row.tokens > 1_000_000
@@ -105,9 +96,7 @@ async def test_five_megabyte_event_loads_with_capped_preview_and_detail(hostile:
 
 
 async def test_invalid_utf8_and_garbage_lines_are_corrupt_rows(hostile: Path) -> None:
-    app = make(hostile)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with started(hostile, size=SIZE) as (app, pilot):
         hot = app.query_one(HotWindow)
         corrupt = [r for r in hot.snapshot.rows[: hot.snapshot.length] if r.corrupt]
         assert len(corrupt) == 2
@@ -120,9 +109,7 @@ async def test_invalid_utf8_and_garbage_lines_are_corrupt_rows(hostile: Path) ->
 
 
 async def test_truncated_last_line_waits_until_complete(hostile: Path) -> None:
-    app = make(hostile)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with started(hostile, size=SIZE) as (app, pilot):
         hot = app.query_one(HotWindow)
         ids = [r.event_id for r in hot.snapshot.rows[: hot.snapshot.length]]
         assert "ev_trunc" not in ids
@@ -138,9 +125,7 @@ async def test_truncated_last_line_waits_until_complete(hostile: Path) -> None:
 
 async def test_file_rewritten_shorter_reloads(tmp_path: Path) -> None:
     root = build_basic(tmp_path / "m")
-    app = make(root)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with started(root, size=SIZE) as (app, pilot):
         hot = app.query_one(HotWindow)
         assert hot.snapshot.length == 23
         events = root / "session" / "events.jsonl"
@@ -157,35 +142,25 @@ async def test_chunks_folder_deleted_and_empty_summary(tmp_path: Path) -> None:
     root = build_basic(tmp_path / "m")
     shutil.rmtree(root / "session" / "chunks")
     (root / "session" / "summary.md").write_text("", encoding="utf-8")
-    app = make(root)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with started(root, size=SIZE) as (app, pilot):
         assert app.query_one(StatusHeader).info.chunk_count == 0
         for key in "23451":
-            await pilot.press(key)
-            await settle(app, pilot)
+            await press(pilot, key)
         assert app.is_running
-        await pilot.press("p")
-        await settle(app, pilot)
+        await press(pilot, "p")
         assert app.preview is not None
 
 
 async def test_hostile_chunk_ids_in_index_are_literal_and_open_nothing(hostile: Path) -> None:
-    app = make(hostile)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        await pilot.press("2")
-        await settle(app, pilot)
+    async with started(hostile, size=SIZE) as (app, pilot):
+        await press(pilot, "2")
         view = app.query_one("#chunks-view")
         table = view.query_one("DataTable")
         table.focus()
         for _ in range(len(HOSTILE_CHUNK_IDS) + 1):
-            await pilot.press("down")
-            await settle(app, pilot)
-        await pilot.press("3")
-        await settle(app, pilot)
-        await pilot.press("4")
-        await settle(app, pilot)
+            await press(pilot, "down")
+        await press(pilot, "3")
+        await press(pilot, "4")
         assert app.is_running and app.probe.actions_run == []
         assert "\x1b" not in text_in(app.screen)  # what every widget draws, as text
 
@@ -195,13 +170,10 @@ async def test_hostile_summary_and_error_text_in_notifications(hostile: Path) ->
         "# Session History (compressed chunks)\n\n## Rolling Summary\n\n" + MARKUP + "\n",
         encoding="utf-8",
     )
-    app = make(hostile)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with started(hostile, size=SIZE) as (app, pilot):
         app.show_error("test", MARKUP + " \x1b[2J")
         await pilot.pause()
-        await pilot.press("3")
-        await settle(app, pilot)
+        await press(pilot, "3")
         assert app.is_running
         assert "[@click=app.quit]click me[/]" in app.probe.errors_shown[-1]
         assert "\x1b" not in app.probe.errors_shown[-1]
@@ -209,9 +181,7 @@ async def test_hostile_summary_and_error_text_in_notifications(hostile: Path) ->
 
 async def test_memory_root_that_does_not_exist_yet(tmp_path: Path) -> None:
     root = tmp_path / "fresh"
-    app = make(root, watch=True)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with started(root, watch=True, size=SIZE) as (app, pilot):
         assert app.query_one(HotWindow).snapshot.length == 0
         text = text_in(app.screen)
         assert "empty" in text or "no events" in text
@@ -227,9 +197,7 @@ async def test_memory_root_that_does_not_exist_yet(tmp_path: Path) -> None:
 async def test_unreadable_state_json_is_reported_once_not_in_a_loop(tmp_path: Path) -> None:
     root = build_basic(tmp_path / "m")
     (root / "session" / "state.json").write_text("{ not json [@click=app.quit]x[/]", "utf-8")
-    app = make(root)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with started(root, size=SIZE) as (app, pilot):
         app.reload_all()
         await settle(app, pilot)
         app.reload_all()

@@ -21,7 +21,7 @@ from inspector.tui.widgets.hot_window import (
     HotWindow,
     columns_for,
 )
-from tests.helpers.tui import make, settle
+from tests.helpers.tui import press, started
 from tests.helpers.tui_fixtures import CONFIG, build_split_first, ev
 
 CJK = "把下载文件夹里超过一个月的安装包都删掉，然后告诉我释放了多少空间。" * 4
@@ -59,14 +59,10 @@ def _cells(text: str) -> list[str]:
 @pytest.mark.parametrize("width", [80, 120])
 async def test_every_row_lines_up_in_every_state(tmp_path: Path, width: int) -> None:
     root = _split_root_with_everything(tmp_path / "m")
-    app = make(root)
-    async with app.run_test(size=(width, 50)) as pilot:
-        await settle(app, pilot)
-        await pilot.press("p")  # cut preview: compacted rows dimmed, pulled-in context, cut line
-        await settle(app, pilot)
+    async with started(root, size=(width, 50)) as (app, pilot):
+        await press(pilot, "p")  # cut preview: compacted rows dimmed, pulled-in context, cut line
         hot = app.query_one(HotWindow)
-        await pilot.press("home", "down", "down")  # the cursor on a compacted row
-        await settle(app, pilot)
+        await press(pilot, "home", "down", "down")  # the cursor on a compacted row
         snap = hot.snapshot
         preview = hot._active_preview()
         assert preview is not None and preview.plan.pulled_in is not None
@@ -162,19 +158,15 @@ def test_first_compaction_split_turn_puts_the_synthetic_event_after_the_pinned_r
 
 async def test_root_and_synthetic_marks_on_screen_and_in_the_detail(tmp_path: Path) -> None:
     root = build_split_first(tmp_path / "m")
-    app = make(root)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(app, pilot)
-        await pilot.press("home")
-        await settle(app, pilot)
+    async with started(root, size=(80, 24)) as (app, pilot):
+        await press(pilot, "home")
         hot = app.query_one(HotWindow)
         first, second = hot.render_line(1).text, hot.render_line(2).text
         assert first.startswith("R ") and "root · Tidy" in first
         assert second.startswith("S ") and "split turn · " in second
         detail = str(app.query_one("#detail-body").render())
         assert "pinned root" in detail
-        await pilot.press("down")
-        await settle(app, pilot)
+        await press(pilot, "down")
         detail = str(app.query_one("#detail-body").render())
         assert "synthetic split-turn" in detail
 

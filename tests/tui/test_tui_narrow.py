@@ -23,7 +23,7 @@ from inspector.tui.screens.help_screen import (
 )
 from inspector.tui.tables import CELL_PADDING, WIDE_TABLE, Column, fit_columns
 from inspector.tui.views.chunks_view import ChunksView
-from tests.helpers.tui import make, settle, text_in
+from tests.helpers.tui import make, press, settle, text_in
 from tests.helpers.tui_fixtures import build_with_archive
 
 # Every table and the help at three sizes, ~10 s: CI runs it in its extended step.
@@ -47,8 +47,7 @@ async def table_on_tab(
 ) -> DataTable[Text]:
     """The table of the tab `key` opens, once the app and the tab have read their files."""
     await settle(app, pilot)
-    await pilot.press(key)
-    await settle(app, pilot)
+    await press(pilot, key)
     return app.query_one(table_id, DataTable)
 
 
@@ -186,8 +185,7 @@ async def test_help_screen_wraps_under_the_explanations(basic: Path, size: tuple
     app = make(basic)
     async with app.run_test(size=size) as pilot:
         await settle(app, pilot)
-        await pilot.press("question_mark")
-        await settle(app, pilot)
+        await press(pilot, "question_mark")
         assert isinstance(app.screen, HelpScreen)
         widget = app.screen.query_one("#help-text")
         width = widget.content_region.width

@@ -30,8 +30,10 @@ from tests.helpers.tui import (
     burst,
     footer_keys,
     make,
+    press,
     screen_text,
     settle,
+    started,
     text_in,
     widget_lines,
 )
@@ -55,8 +57,7 @@ async def test_what_if_shows_its_fields_and_their_keys(basic: Path, size: tuple[
     app = make(basic)
     async with app.run_test(size=size) as pilot:
         await settle(app, pilot)
-        await pilot.press("w")
-        await settle(app, pilot)
+        await press(pilot, "w")
         focused = app.focused
         assert isinstance(focused, Input) and any(
             isinstance(a, PlanPanel) for a in focused.ancestors
@@ -77,22 +78,18 @@ async def test_what_if_shows_its_fields_and_their_keys(basic: Path, size: tuple[
         lefts = [w.region.x for w in entries]
         assert all(r <= nxt for r, nxt in zip(right, lefts[1:], strict=False)), (lefts, right)
         # Moving between fields keeps them; the digits typed go into the field.
-        await pilot.press("down", "1", "2")
-        await settle(app, pilot)
+        await press(pilot, "down", "1", "2")
         assert app.query_one("#whatif-hot", Input).value == "12"
         assert "esc back" in footer_line(app)
         # Back on the list, the app's own keys return.
-        await pilot.press("escape")
-        await settle(app, pilot)
+        await press(pilot, "escape")
         footer = footer_line(app)
         assert "q Quit" in footer and "esc back" not in footer, footer
 
 
 async def test_recall_tab_types_letters_into_its_search_field(basic: Path) -> None:
     """`c` is the Compact key: typed on the Recall tab it must go into the search field."""
-    app = make(basic)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(app, pilot)
+    async with started(basic, size=(80, 24)) as (app, pilot):
         await pilot.press("5")
         field = app.query_one("#recall-query", Input)
         # As tmux delivers a fast typist's keys: all at once, enter included (it searches).
@@ -103,44 +100,33 @@ async def test_recall_tab_types_letters_into_its_search_field(basic: Path) -> No
         assert not isinstance(app.screen, FocusPromptScreen)
         assert any("recall 'crash'" in line for line in app.query_one(ActivityLog).lines_written)
         # escape goes to the results, escape again back to the hot window.
-        await pilot.press("escape", "escape")
-        await settle(app, pilot)
+        await press(pilot, "escape", "escape")
         assert app.query_one(TabbedContent).active == "hot"
 
 
 async def test_recall_tab_keeps_the_global_keys_until_one_types(basic: Path) -> None:
     """Issue 22 item 5: after `5`, the keys `6`, `7`, `?` and `q` do what they do everywhere
     (they used to type into the search box); `/` puts the keyboard in the field."""
-    app = make(basic)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(app, pilot)
+    async with started(basic, size=(80, 24)) as (app, pilot):
         tabs = app.query_one(TabbedContent)
         field = app.query_one("#recall-query", Input)
         for key, tab in (("6", "archive"), ("7", "activity")):
-            await pilot.press("5", key)
-            await settle(app, pilot)
+            await press(pilot, "5", key)
             assert tabs.active == tab and field.value == ""
-        await pilot.press("5", "question_mark")
-        await settle(app, pilot)
+        await press(pilot, "5", "question_mark")
         assert isinstance(app.screen, HelpScreen) and field.value == ""
-        await pilot.press("escape")
-        await settle(app, pilot)
-        await pilot.press("slash", "6")
-        await settle(app, pilot)
+        await press(pilot, "escape")
+        await press(pilot, "slash", "6")
         assert tabs.active == "recall" and app.focused is field and field.value == "6"
-        await pilot.press("escape", "q")
-        await settle(app, pilot)
+        await press(pilot, "escape", "q")
         assert not app.is_running
 
 
 async def test_recall_tab_reached_by_the_tab_key_gives_the_results_the_keyboard(
     basic: Path,
 ) -> None:
-    app = make(basic)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
-        await pilot.press("4", "tab")
-        await settle(app, pilot)
+    async with started(basic, size=(120, 40)) as (app, pilot):
+        await press(pilot, "4", "tab")
         assert app.query_one(TabbedContent).active == "recall"
         assert app.focused is app.query_one("#recall-table")
 
@@ -203,13 +189,9 @@ async def test_write_keys_on_an_archived_session_say_why(tmp_path: Path) -> None
     from tests.helpers.tui_fixtures import build_with_archive
 
     root = build_with_archive(tmp_path / "m")
-    app = make(root)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
-        await pilot.press("6")
-        await settle(app, pilot)
-        await pilot.press("enter")
-        await settle(app, pilot)
+    async with started(root, size=(120, 40)) as (app, pilot):
+        await press(pilot, "6")
+        await press(pilot, "enter")
         assert app.archive_id is not None
         await pilot.press("c")
         await pilot.pause()
@@ -244,13 +226,9 @@ def test_cjk_wraps_between_characters_not_at_the_blank_before_them() -> None:
 
 async def test_what_if_placeholders_are_never_cut_off(basic: Path) -> None:
     """At 60 columns "8 (config)" does not fit its field: the number alone is shown."""
-    app = make(basic)
-    async with app.run_test(size=(60, 20)) as pilot:
-        await settle(app, pilot)
-        await pilot.press("p")  # the panel first, the fields after (they get a width later)
-        await settle(app, pilot)
-        await pilot.press("w")
-        await settle(app, pilot)
+    async with started(basic, size=(60, 20)) as (app, pilot):
+        await press(pilot, "p")  # the panel first, the fields after (they get a width later)
+        await press(pilot, "w")
         for key in ("keep", "hot", "prompt"):
             field = app.query_one(f"#whatif-{key}", Input)
             assert cell_len(field.placeholder) < field.content_region.width, field.placeholder

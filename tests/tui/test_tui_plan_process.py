@@ -22,7 +22,7 @@ from inspector.tui.app import InspectorApp
 from inspector.tui.hot_window_model import HotWindowModel, HotWindowSnapshot
 from inspector.tui.plan_process import PlanProcess, PlanProcessError
 from inspector.tui.widgets.hot_window import HotWindow
-from tests.helpers.tui import SIZE, make, settle
+from tests.helpers.tui import SIZE, settle, started
 from tests.helpers.tui_fixtures import CONFIG, ev
 
 
@@ -98,9 +98,7 @@ async def planning_in_a_child(
     """The inspector on `root`, planning in its child from the first event: (app, pilot, the
     child's pid), once the first plan is on screen and equals the one made in the thread."""
     monkeypatch.setattr(app_module, "PLAN_PROCESS_MIN_EVENTS", 1)
-    app = make(root)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with started(root, size=SIZE) as (app, pilot):
         process = app._plan_process
         assert process is not None and process.pid is not None
         assert app.preview is not None

@@ -14,7 +14,7 @@ from inspector.tui.first_launch import HINT, first_launch
 from inspector.tui.views.chunks_view import ChunksView
 from inspector.tui.widgets.event_detail import EventDetail
 from inspector.tui.widgets.hot_window import HotWindow
-from tests.helpers.tui import SIZE, make, settle, text_in
+from tests.helpers.tui import SIZE, make, press, settle, started, text_in
 from tests.helpers.tui_fixtures import CONFIG, build_basic, build_split_first
 
 # Whole-app Pilot runs of a few seconds each: the extended step (docs/TESTING.md).
@@ -25,9 +25,7 @@ async def test_event_detail_shows_content_as_text_above_the_json(tmp_path: Path)
     root = build_basic(tmp_path / "m")
     manager = MemoryManager(root, CONFIG)
     manager.append({"type": "assistant_output", "content": "first line\nsecond line"})
-    app = make(root)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with started(root, size=SIZE) as (app, pilot):
         hot = app.query_one(HotWindow)
         hot.cursor = hot.snapshot.length - 1
         await settle(app, pilot)
@@ -43,16 +41,12 @@ async def test_end_on_the_chunks_table_goes_to_the_newest_chunk(tmp_path: Path) 
         manager.append({"type": "user_input", "content": "more"})
         manager.append({"type": "assistant_output", "content": "done"})
         assert manager.save(force=True).compacted
-    app = make(root)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        await pilot.press("2")
-        await settle(app, pilot)
+    async with started(root, size=SIZE) as (app, pilot):
+        await press(pilot, "2")
         table = app.query_one("#chunks-table", DataTable)
         assert table.row_count == 4 and table.cursor_row == 0
         table.focus()
-        await pilot.press("end")
-        await settle(app, pilot)
+        await press(pilot, "end")
         assert table.cursor_row == 3
         assert app.query_one(ChunksView).selected_chunk_id == "chunk_0004"
         await pilot.press("home")
@@ -61,26 +55,21 @@ async def test_end_on_the_chunks_table_goes_to_the_newest_chunk(tmp_path: Path) 
 
 async def test_enter_on_a_synthetic_row_opens_its_chunk(tmp_path: Path) -> None:
     root = build_split_first(tmp_path / "m")
-    app = make(root)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with started(root, size=SIZE) as (app, pilot):
         hot = app.query_one(HotWindow)
         (row,) = [r for r in hot.snapshot.rows if r.synthetic]
         hot.cursor = row.index
         await settle(app, pilot)
         assert "made by chunk chunk_0001" in text_in(app.query_one(EventDetail))
         hot.focus()
-        await pilot.press("enter")
-        await settle(app, pilot)
+        await press(pilot, "enter")
         assert app.query_one(TabbedContent).active == "chunks"
         assert app.query_one(ChunksView).selected_chunk_id == "chunk_0001"
 
 
 async def test_runs_start_fresh_after_a_rotation(tmp_path: Path) -> None:
     root = build_basic(tmp_path / "m")
-    app = make(root)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with started(root, size=SIZE) as (app, pilot):
         assert app.prompt_history, "the session's recorded prompt is a run"
         manager = MemoryManager(root, CONFIG)
         manager.rotate()

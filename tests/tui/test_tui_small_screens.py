@@ -12,7 +12,7 @@ from textual.widgets._toast import Toast
 
 from inspector.tui.widgets.activity_log import ActivityLog
 from inspector.tui.widgets.hot_window import HotWindow
-from tests.helpers.tui import make, settle, widget_lines
+from tests.helpers.tui import make, press, settle, started, widget_lines
 from tests.helpers.tui_fixtures import build_basic
 
 # Whole-app Pilot runs of a few seconds each: the extended step (docs/TESTING.md).
@@ -42,9 +42,7 @@ async def test_a_notification_never_covers_the_hot_window(
 
 
 async def test_80x24_shows_more_than_eight_events(tmp_path: Path) -> None:
-    app = make(build_basic(tmp_path / "m"))
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(app, pilot)
+    async with started(build_basic(tmp_path / "m"), size=(80, 24)) as (app, _pilot):
         hot = app.query_one(HotWindow)
         rows = [line for line in widget_lines(hot)[1:] if line.strip()]
         assert len(rows) >= 10, rows  # 9 with the detail pane at its old height
@@ -56,8 +54,7 @@ async def test_activity_lines_wrap_at_the_logs_width(tmp_path: Path, width: int)
     words = [f"word{n:02d}" for n in range(30)]
     async with app.run_test(size=(width, 24)) as pilot:
         await settle(app, pilot)
-        await pilot.press("7")
-        await settle(app, pilot)
+        await press(pilot, "7")
         log = app.query_one(ActivityLog)
         log.record(" ".join(words), "action")
         await settle(app, pilot)

@@ -17,7 +17,7 @@ from core.manager import MemoryManager
 from core.store.ledger import ledger_path
 from inspector.tui.views.timeline_view import TimelineView, bucket, summary_diff
 from tests.helpers.memory import fill, small_config
-from tests.helpers.tui import ViewHost, loaded, settle, static_text
+from tests.helpers.tui import ViewHost, loaded, press, settle, started, static_text
 
 # Whole-app Pilot runs of a few seconds each: the extended step (docs/TESTING.md).
 pytestmark = pytest.mark.extended
@@ -96,7 +96,7 @@ def test_summary_diff_is_escaped() -> None:
 async def test_cursor_walks_calls_and_passes(tmp_path: Path) -> None:
     mm = session(tmp_path / "m")
     view = TimelineView()
-    async with loaded(view, mm, size=(120, 40)) as (app, pilot):
+    async with loaded(view, mm, size=(120, 40)) as (_app, pilot):
         timeline = view.timeline
         assert timeline is not None and timeline.calls == 7 and timeline.passes >= 3
         assert view.cursor == len(timeline.rows) - 1  # the newest row
@@ -104,20 +104,16 @@ async def test_cursor_walks_calls_and_passes(tmp_path: Path) -> None:
         assert "rebuilt exactly" in detail_text(view)
         assert "You are a camera agent." in detail_text(view)
         view.focus()
-        await pilot.press("N")  # the previous pass
-        await settle(app, pilot)
+        await press(pilot, "N")  # the previous pass
         here = timeline.rows[view.cursor]
         assert here["kind"] == "pass" and row_text(view).startswith("pass chunk_")
         assert "summarizer" in detail_text(view) and "+++ summary.md after" in detail_text(view)
         assert "dropped:" in dropped_text(view)
-        await pilot.press("left")
-        await settle(app, pilot)
+        await press(pilot, "left")
         assert timeline.rows[view.cursor]["kind"] == "call"
-        await pilot.press("home")
-        await settle(app, pilot)
+        await press(pilot, "home")
         assert view.cursor == 0 and row_text(view).startswith("call 1 of 7")
-        await pilot.press("n")
-        await settle(app, pilot)
+        await press(pilot, "n")
         assert timeline.rows[view.cursor]["kind"] == "pass"
         assert view.query_one(PlotextPlot).region.area > 0
 
@@ -214,41 +210,28 @@ def dropped_text(view: TimelineView) -> str:
 async def test_the_timeline_tab_shows_the_session_on_display(tmp_path: Path, key: str) -> None:
     from textual.widgets import TabbedContent
 
-    from tests.helpers.tui import make
-
     root = tmp_path / "m"
     session(root)
-    app = make(root)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(app, pilot)
-        await pilot.press(key)
-        await settle(app, pilot)
+    async with started(root, size=(80, 24)) as (app, pilot):
+        await press(pilot, key)
         assert app.query_one(TabbedContent).active == "timeline"
         view = app.query_one(TimelineView)
         assert app.focused is view
         assert view.timeline is not None and view.timeline.calls == 7
         assert str(app.query_one(TabbedContent).get_tab("timeline").label) == "8 Time"
-        await pilot.press("N")
-        await settle(app, pilot)
+        await press(pilot, "N")
         assert row_text(view).startswith("pass chunk_")
-        await pilot.press("1", "8")  # away and back: the cursor stays where it was
-        await settle(app, pilot)
+        await press(pilot, "1", "8")  # away and back: the cursor stays where it was
         assert row_text(view).startswith("pass chunk_")
-        await pilot.press("escape")
-        await settle(app, pilot)
+        await press(pilot, "escape")
         assert app.query_one(TabbedContent).active == "hot"
 
 
 async def test_a_live_session_keeps_appending_to_the_tab(tmp_path: Path) -> None:
-    from tests.helpers.tui import make
-
     root = tmp_path / "m"
     mm = session(root, turns=3)
-    app = make(root)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
-        await pilot.press("8")
-        await settle(app, pilot)
+    async with started(root, size=(120, 40)) as (app, pilot):
+        await press(pilot, "8")
         view = app.query_one(TimelineView)
         assert view.timeline is not None and view.timeline.calls == 4
         mm.build_prompt("You are a camera agent.", "more")
@@ -288,31 +271,23 @@ async def test_r_recalls_the_events_that_hold_a_dropped_fact(tmp_path: Path) -> 
     from textual.widgets import Input, TabbedContent
 
     from inspector.tui.views.recall_view import RecallView
-    from tests.helpers.tui import make
 
     root = tmp_path / "m"
     dropping_session(root)
-    app = make(root)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
-        await pilot.press("8")
-        await settle(app, pilot)
+    async with started(root, size=(120, 40)) as (app, pilot):
+        await press(pilot, "8")
         view = app.query_one(TimelineView)
-        await pilot.press("r")  # on a call: nothing dropped to recall, and no rotation
-        await settle(app, pilot)
+        await press(pilot, "r")  # on a call: nothing dropped to recall, and no rotation
         assert app.query_one(TabbedContent).active == "timeline"
         assert app.session.archive_id is None and app.manager.paths.session.exists()
-        await pilot.press("home", "n")  # the first pass
-        await settle(app, pilot)
+        await press(pilot, "home", "n")  # the first pass
         assert view.facts, "the pass dropped nothing: the test needs a dropped fact"
         assert "▶" in dropped_text(view)
-        await pilot.press("down")
-        await settle(app, pilot)
+        await press(pilot, "down")
         fact = view.selected_fact()
         assert fact is not None and fact.event_ids
         assert view.fact_cursor == min(1, len(view.facts) - 1)
-        await pilot.press("r")
-        await settle(app, pilot)
+        await press(pilot, "r")
         assert app.query_one(TabbedContent).active == "recall"
         assert app.query_one("#recall-query", Input).value == fact.text
         recall = app.query_one(RecallView)
@@ -326,13 +301,9 @@ async def test_r_recalls_the_events_that_hold_a_dropped_fact(tmp_path: Path) -> 
 
 
 async def test_the_palette_lists_the_timeline_actions(tmp_path: Path) -> None:
-    from tests.helpers.tui import make
-
     root = tmp_path / "m"
     session(root)
-    app = make(root)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
+    async with started(root, size=(120, 40)) as (app, pilot):
         specs = {spec.action: spec for spec in app.available_actions()}
         assert {"timeline", "timeline_go", "timeline_recall"} <= set(specs)
         assert specs["timeline_recall"].key == "r" and specs["timeline_recall"].help
@@ -342,19 +313,13 @@ async def test_the_palette_lists_the_timeline_actions(tmp_path: Path) -> None:
 
 
 async def test_g_takes_every_tab_back_to_that_moment_and_b_comes_back(tmp_path: Path) -> None:
-    from tests.helpers.tui import make
-
     root = tmp_path / "m"
     mm = session(root)
-    app = make(root)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
-        await pilot.press("8")
-        await settle(app, pilot)
+    async with started(root, size=(120, 40)) as (app, pilot):
+        await press(pilot, "8")
         view = app.query_one(TimelineView)
         assert view.timeline is not None
-        await pilot.press("home", "right", "right")  # call 3
-        await settle(app, pilot)
+        await press(pilot, "home", "right", "right")  # call 3
         number = view.moment_call()
         assert number is not None
         from core.timeline import build_timeline
@@ -375,10 +340,8 @@ async def test_g_takes_every_tab_back_to_that_moment_and_b_comes_back(tmp_path: 
         assert past.status().chunk_count == row["chunks"]
         banner = static_text(app.query_one("#archive-banner", Static))
         assert banner.strip().startswith("PAST —") and "read-only" in banner
-        await pilot.press("8")  # the tab shows the past session; b still comes back
-        await settle(app, pilot)
-        await pilot.press("b")
-        await settle(app, pilot)
+        await press(pilot, "8")  # the tab shows the past session; b still comes back
+        await press(pilot, "b")
         assert app.archive_id is None and app.manager is app.active_manager
         assert not moment_root.exists()
         assert mm.paths.session.exists()
@@ -396,8 +359,7 @@ def test_time_travel_snapshot(snap_compare, tmp_path: Path, size: tuple[int, int
     async def run_before(pilot: Pilot[int]) -> None:
         app = pilot.app
         await settle(app, pilot)
-        await pilot.press("T")
-        await settle(app, pilot)
+        await press(pilot, "T")
         await pilot.press("end", "g")
         deadline = time.monotonic() + 30
         while app.archive_id is None or app.full_load_ms is None:
@@ -424,9 +386,7 @@ def test_timeline_tab_snapshot(snap_compare, tmp_path: Path, size: tuple[int, in
     async def run_before(pilot: Pilot[int]) -> None:
         app = pilot.app
         await settle(app, pilot)
-        await pilot.press("8")
-        await settle(app, pilot)
-        await pilot.press("N")
-        await settle(app, pilot)
+        await press(pilot, "8")
+        await press(pilot, "N")
 
     assert snap_compare(make(root), terminal_size=size, run_before=run_before)

@@ -40,7 +40,7 @@ from inspector.tui.views.prompt_view import PromptView
 from inspector.tui.views.recall_view import RecallView
 from inspector.tui.views.summary_view import SummaryView
 from inspector.tui.widgets.text_document import TextDocument
-from tests.helpers.tui import ViewHost, cells, loaded, settle, static_text
+from tests.helpers.tui import ViewHost, cells, loaded, press, settle, static_text
 
 # Each view hosted and driven by Pilot, ~30 s in all: the extended step (docs/TESTING.md).
 pytestmark = pytest.mark.extended
@@ -333,8 +333,7 @@ async def test_chunks_view_split_turn_marked_and_hostile_text_literal(
     async with loaded(view, memory) as (app, pilot):
         table = view.query_one(DataTable)
         table.focus()
-        await pilot.press("down")
-        await settle(app, pilot)
+        await press(pilot, "down")
         assert view.selected_chunk_id == "chunk_0002"
         summary = static_text(view.query_one("#chunks-summary", Static))
         assert "history: the user asked about logs" in summary
@@ -461,8 +460,7 @@ async def test_chunks_view_hostile_chunk_id_and_missing_file(memory: MemoryManag
         events = static_text(view.query_one("#chunks-events", Static))
         assert "invalid chunk id" in events
         view.query_one(DataTable).focus()
-        await pilot.press("down")
-        await settle(app, pilot)
+        await press(pilot, "down")
         assert "missing file" in static_text(view.query_one("#chunks-events", Static))
         await pilot.click("#chunks-table", offset=(3, 1))
         assert app.sentinel_calls == 0 and app.is_running
@@ -753,8 +751,7 @@ async def test_prompt_view_shows_assembled_prompt_with_tokens(memory: MemoryMana
         view.query_one(DataTable).focus()
         await pilot.press("e")
         assert app.focused is task
-        await pilot.press(*"new task words", "enter")
-        await settle(app, pilot)
+        await press(pilot, *"new task words", "enter")
         assert cells(table, 3)[4] == "new task words"
         built = app.of(PromptView.Built)
         assert built and built[-1].message_count == 4 and built[-1].context_window == 1000
@@ -850,8 +847,7 @@ async def test_recall_view_search_active_and_pending(memory: MemoryManager) -> N
     app = RecordingHost(view)
     async with app.run_test(size=(80, 24)) as pilot:
         view.query_one("#recall-query", Input).focus()
-        await pilot.press(*"question", "enter")
-        await settle(app, pilot)
+        await press(pilot, *"question", "enter")
         table = view.query_one(DataTable)
         sources = {cells(table, i)[0].strip() for i in range(table.row_count)}
         assert "pending" in sources
@@ -864,8 +860,7 @@ async def test_recall_view_search_active_and_pending(memory: MemoryManager) -> N
         query = view.query_one("#recall-query", Input)
         query.value = "logs"
         query.focus()
-        await pilot.press("enter")
-        await settle(app, pilot)
+        await press(pilot, "enter")
         rows = [cells(table, i) for i in range(table.row_count)]
         assert {r[1] for r in rows} >= {"chunk_0001"}
         assert all(r[0].strip() == "active" for r in rows)
@@ -1043,8 +1038,7 @@ async def test_chunks_dir_deleted_then_replaced_by_a_file(memory: MemoryManager)
     async with loaded(view, memory) as (app, pilot):
         shutil.rmtree(memory.paths.chunks_dir)
         view.query_one(DataTable).focus()
-        await pilot.press("down")
-        await settle(app, pilot)
+        await press(pilot, "down")
         assert "missing file" in static_text(view.query_one("#chunks-events", Static))
         view.reload()
         await settle(app, pilot)

@@ -11,7 +11,7 @@ from inspector.tui.views.chunks_view import ChunkRow, cut_meta_detail, cut_meta_
 from inspector.tui.widgets.budget_gauge import BudgetGauge, BudgetInfo, render_budget
 from inspector.tui.widgets.footer import InspectorFooter
 from inspector.tui.widgets.status_header import HeaderInfo, StatusHeader, render_header
-from tests.helpers.tui import footer_keys, make, settle, widget_lines
+from tests.helpers.tui import footer_keys, press, started, widget_lines
 from tests.helpers.tui_fixtures import FIXED_SESSION, build_basic
 
 DEMO_LIKE = HeaderInfo(
@@ -54,12 +54,9 @@ async def test_80x24_nothing_cut_on_any_tab(tmp_path: Path) -> None:
     """Header, budget gauge and footer fit 80 columns on every tab; the footer leaves out the
     least used keys (ctrl+p lists them all) rather than cutting the last ones off."""
     root = build_basic(tmp_path / "m")
-    app = make(root)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(app, pilot)
+    async with started(root, size=(80, 24)) as (app, pilot):
         for tab in "1234567":
-            await pilot.press(tab)
-            await settle(app, pilot)
+            await press(pilot, tab)
             lines = [
                 *widget_lines(app.query_one(StatusHeader)),
                 *widget_lines(app.query_one(BudgetGauge)),
@@ -75,12 +72,10 @@ async def test_80x24_nothing_cut_on_any_tab(tmp_path: Path) -> None:
             assert "Quit" in footer and footer.endswith("^p palette"), (tab, footer)
             if tab == "5":  # letters start a search here: the footer leaves their keys out
                 assert "Search" in footer and "Compact" not in footer, footer
-                await pilot.press("slash")  # the field's keys while it has the keyboard
-                await settle(app, pilot)
+                await press(pilot, "slash")  # the field's keys while it has the keyboard
                 footer = " ".join(footer_keys(app))
                 assert "enter search" in footer and "esc results" in footer, footer
-                await pilot.press("escape")
-                await settle(app, pilot)
+                await press(pilot, "escape")
                 continue
             keys = footer.replace("▏", "")
             assert "Maintain" in keys and "Compact" in keys and "Append" in keys

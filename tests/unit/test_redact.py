@@ -400,7 +400,7 @@ async def test_the_tui_screen_shows_no_secret_and_reveals_them_when_asked(tmp_pa
     from inspector.safe_text import mask_secrets
     from inspector.tui.widgets.event_detail import EventDetail
     from inspector.tui.widgets.hot_window import HotWindow
-    from tests.helpers.tui import SIZE, make, settle, text_in
+    from tests.helpers.tui import SIZE, started, text_in
 
     root = tmp_path / "m"
     mm = _session_with_secrets(root)
@@ -409,9 +409,7 @@ async def test_the_tui_screen_shows_no_secret_and_reveals_them_when_asked(tmp_pa
     before = mask_secrets(False)
     try:
         for reveal in (False, True):
-            app = make(root, reveal_secrets=reveal)
-            async with app.run_test(size=SIZE) as pilot:
-                await settle(app, pilot)
+            async with started(root, reveal_secrets=reveal, size=SIZE) as (app, _pilot):
                 hot = app.query_one(HotWindow)
                 shown = text_in(app.screen) + "".join(
                     r.preview for r in hot.snapshot.rows[: hot.snapshot.length]
