@@ -150,6 +150,15 @@ def fill(mm: MemoryManager, turns: int, start: int = 0) -> list[str]:
     return ids
 
 
+def compacted(root: Path, passes: int) -> MemoryManager:
+    """A manager on `root` with CONFIG after `passes` passes, each compacting three new turns."""
+    mm = MemoryManager(root, CompactionConfig(**CONFIG))
+    for turn in range(passes):
+        fill(mm, 3, start=turn * 3)
+        assert mm.save().compacted
+    return mm
+
+
 def full_render(mm: MemoryManager) -> tuple[str, str]:
     entries = read_index(mm.paths).entries
     r = render_summary(
@@ -212,10 +221,7 @@ def test_passes_append_to_the_index_in_place_and_match_a_full_render(tmp_path: P
     ],
 )
 def test_a_damaged_or_stale_catalog_answers_as_a_fresh_parse(tmp_path: Path, damage: str) -> None:
-    mm = MemoryManager(tmp_path / "m", CompactionConfig(**CONFIG))
-    for turn in range(6):
-        fill(mm, 3, start=turn * 3)
-        assert mm.save().compacted
+    mm = compacted(tmp_path / "m", passes=6)
     path = catalog_path(mm.paths)
     lines = path.read_bytes().splitlines(keepends=True)
     assert len(lines) == 6
@@ -253,10 +259,7 @@ def test_a_damaged_or_stale_catalog_answers_as_a_fresh_parse(tmp_path: Path, dam
 def test_an_index_not_in_the_writer_layout_is_rendered_whole_then_appended(
     tmp_path: Path,
 ) -> None:
-    mm = MemoryManager(tmp_path / "m", CompactionConfig(**CONFIG))
-    for turn in range(3):
-        fill(mm, 3, start=turn * 3)
-        assert mm.save().compacted
+    mm = compacted(tmp_path / "m", passes=3)
     text = mm.paths.index.read_text(encoding="utf-8")
     mm.paths.index.write_text("# edited by hand\n" + text, encoding="utf-8")
     catalog = read_catalog(mm.paths)
@@ -269,10 +272,7 @@ def test_an_index_not_in_the_writer_layout_is_rendered_whole_then_appended(
 
 
 def test_a_hand_edited_archive_is_rendered_whole_again(tmp_path: Path) -> None:
-    mm = MemoryManager(tmp_path / "m", CompactionConfig(**CONFIG))
-    for turn in range(5):
-        fill(mm, 3, start=turn * 3)
-        assert mm.save().compacted
+    mm = compacted(tmp_path / "m", passes=5)
     mm.paths.summary_archive.write_text("# my notes\n", encoding="utf-8")
     fill(mm, 3, start=60)
     assert mm.save().compacted
@@ -321,10 +321,7 @@ def test_status_prompt_and_passes_never_parse_the_whole_index(
 ) -> None:
     """Once the catalog exists, the commands that run all the time read it, not index.yaml
     whole (the cost that grew with every chunk)."""
-    mm = MemoryManager(tmp_path / "m", CompactionConfig(**CONFIG))
-    for turn in range(4):
-        fill(mm, 3, start=turn * 3)
-        assert mm.save().compacted
+    mm = compacted(tmp_path / "m", passes=4)
     mm.close()
 
     def refuse(*_: object) -> None:
@@ -350,10 +347,7 @@ def test_status_prompt_and_passes_never_parse_the_whole_index(
 
 
 def test_a_rotated_session_keeps_a_valid_catalog(tmp_path: Path) -> None:
-    mm = MemoryManager(tmp_path / "m", CompactionConfig(**CONFIG))
-    for turn in range(3):
-        fill(mm, 3, start=turn * 3)
-        assert mm.save().compacted
+    mm = compacted(tmp_path / "m", passes=3)
     mm.rotate()
     [archive] = mm.list_archives()
     assert archive.chunk_count == 3
@@ -366,10 +360,7 @@ def test_a_rotated_session_keeps_a_valid_catalog(tmp_path: Path) -> None:
 def test_a_changed_summary_max_chunks_renders_the_archive_again(
     tmp_path: Path, new_max_chunks: int
 ) -> None:
-    mm = MemoryManager(tmp_path / "m", CompactionConfig(**CONFIG))
-    for turn in range(5):
-        fill(mm, 3, start=turn * 3)
-        assert mm.save().compacted
+    mm = compacted(tmp_path / "m", passes=5)
     mm.close()
     changed = MemoryManager(
         tmp_path / "m", CompactionConfig(**{**CONFIG, "summary_max_chunks": new_max_chunks})
@@ -385,10 +376,7 @@ def test_a_catalog_write_that_fails_does_not_fail_the_pass(
 ) -> None:
     """The catalog is derived: a full disk while writing it costs a catch-up later, never the
     pass (the index append, which is not derived, fails the pass: tests/reliability)."""
-    mm = MemoryManager(tmp_path / "m", CompactionConfig(**CONFIG))
-    for turn in range(3):
-        fill(mm, 3, start=turn * 3)
-        assert mm.save().compacted
+    mm = compacted(tmp_path / "m", passes=3)
     real_write = os.write
 
     def full_for_the_catalog(fd: int, data: Any) -> int:
