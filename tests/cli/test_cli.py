@@ -21,10 +21,11 @@ import pytest
 from inspector.cli.commands import main
 from tests.helpers.cli import (
     SMALL_CONFIG,
-    cli_env,
     json_out,
     last_error_line,
     run_cli,
+    run_python,
+    start_python,
     write_config,
 )
 
@@ -235,14 +236,7 @@ def test_events_with_wrong_field_types_are_bad_input(tmp_path: Path, bad: Any, n
 @contextlib.contextmanager
 def _holder(tmp_path: Path, code: str) -> Iterator[subprocess.Popen[str]]:
     """A real other process holding a lock until its stdin closes."""
-    proc = subprocess.Popen(
-        [sys.executable, "-c", code],
-        cwd=tmp_path,
-        env=cli_env(),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    proc = start_python(["-c", code], cwd=tmp_path)
     assert proc.stdout is not None and proc.stdin is not None
     assert proc.stdout.readline().strip() == "held"
     try:
@@ -397,15 +391,7 @@ with contextlib.redirect_stdout(io.StringIO()):
     codes = [main(argv) for argv in runs]
 print(codes, "textual" in sys.modules, "inspector.tui.app" in sys.modules)
 """
-    proc = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=tmp_path,
-        env=cli_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    proc = run_python(["-c", code], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == [
         "[0,",

@@ -13,7 +13,7 @@ import urllib.request
 from pathlib import Path
 
 from inspector.cli.serve import tui_command
-from tests.helpers.cli import REPO, cli_env, cli_ok
+from tests.helpers.cli import REPO, cli_env, cli_ok, run_cli
 
 
 def _free_port() -> int:
@@ -64,15 +64,7 @@ def test_serve_answers_with_the_page_on_loopback(tmp_path: Path) -> None:
 
 
 def test_serve_needs_an_existing_root(tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "inspector", "--memory-dir", str(tmp_path / "nope"), "serve"],
-        cwd=REPO,
-        env=cli_env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    proc = run_cli(["--memory-dir", tmp_path / "nope", "serve"], cwd=REPO, timeout=60)
     assert proc.returncode == 2 and "no memory at" in proc.stderr
 
 

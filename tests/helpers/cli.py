@@ -70,6 +70,34 @@ def start_cli(args: Sequence[str | Path], *, cwd: Path = REPO) -> subprocess.Pop
     )
 
 
+def start_python(args: Sequence[str | Path], *, cwd: Path = REPO) -> subprocess.Popen[str]:
+    """`python ARGS` in the CLI's clean environment, left running with stdin and stdout as text
+    pipes: the other side of a handshake (a lock holder, a stand-in agent)."""
+    return subprocess.Popen(
+        [sys.executable, *map(str, args)],
+        cwd=cwd,
+        env=cli_env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+
+
+def run_python(
+    args: Sequence[str | Path], *, cwd: Path = REPO, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """`python ARGS` in the CLI's clean environment, run to the end, its output captured."""
+    return subprocess.run(
+        [sys.executable, *map(str, args)],
+        cwd=cwd,
+        env=cli_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
 def cli_ok(root: Path, *args: str | Path) -> subprocess.CompletedProcess[str]:
     """`session-inspector --memory-dir ROOT ARGS` from the repo, which must exit 0."""
     proc = run_cli(["--memory-dir", root, *args], cwd=REPO, timeout=60)

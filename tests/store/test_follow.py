@@ -9,7 +9,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from core.manager import MemoryManager
 from core.transcripts import follow as follow_mod
 from core.transcripts.follow import Follower, wait_for
 from core.transcripts.importers import load_transcript
-from tests.helpers.cli import REPO, SMALL_CONFIG, cli_env, start_cli, write_config
+from tests.helpers.cli import SMALL_CONFIG, start_cli, start_python, write_config
 from tests.helpers.invariants import session_dirs
 from tests.helpers.paths import TRANSCRIPTS
 
@@ -213,14 +212,7 @@ def test_live_follow_keeps_the_root_in_step_and_stops_cleanly_on_sigterm(tmp_pat
     expected = load_transcript(CLAUDE, "claude-code").event_count
     command = ["--memory-dir", str(root), "--config", str(config), "follow", str(log), "--json"]
     follower = start_cli(command)
-    writer = subprocess.Popen(
-        [sys.executable, "-m", "tests.helpers.log_writer", str(CLAUDE), str(log)],
-        cwd=REPO,
-        env=cli_env(),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    writer = start_python(["-m", "tests.helpers.log_writer", CLAUDE, log])
     assert writer.stdin is not None and writer.stdout is not None
     try:
         assert writer.stdout.readline().startswith("wrote")
