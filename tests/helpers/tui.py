@@ -140,16 +140,20 @@ def static_text(widget: Static) -> str:
     return str(widget.render())
 
 
-async def until(pilot: Pilot[Any], cond: Callable[[], bool], timeout: float = 15.0) -> None:
-    """Wait for another process's doing (a file written, a demo step) with a deadline that only
-    fails the test when it never happens; the activity log's tail goes into the failure."""
+async def until(
+    pilot: Pilot[Any], cond: Callable[[], bool], timeout: float = 15.0, what: str = "condition"
+) -> None:
+    """Wait for another process's doing (a file written, a demo step, a poll of the ledger) with
+    a deadline that only fails the test when it never happens; `what` and the activity log's
+    tail (where the app has one) go into the failure."""
     from inspector.tui.widgets.activity_log import ActivityLog
 
     deadline = time.monotonic() + timeout
     while not cond():
         if time.monotonic() > deadline:
-            log = pilot.app.query_one(ActivityLog).lines_written[-8:]
-            raise AssertionError(f"condition not met before the deadline; activity: {log}")
+            logs = pilot.app.query(ActivityLog)
+            log = logs.first().lines_written[-8:] if logs else []
+            raise AssertionError(f"{what} not met before the deadline; activity: {log}")
         await pilot.pause(0.02)
 
 

@@ -5,7 +5,6 @@ pass's before → after and summary.md diff, and rows appended while it is open.
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ from core.manager import MemoryManager
 from core.store.ledger import ledger_path
 from inspector.tui.views.timeline_view import TimelineView, bucket, summary_diff
 from tests.helpers.memory import fill, small_config
-from tests.helpers.tui import ViewHost, loaded, press, settle, started, static_text
+from tests.helpers.tui import ViewHost, loaded, press, settle, started, static_text, until
 
 # Whole-app Pilot runs of a few seconds each: the extended step (docs/TESTING.md).
 pytestmark = pytest.mark.extended
@@ -125,10 +124,8 @@ async def test_a_live_session_keeps_appending(tmp_path: Path) -> None:
         assert view.timeline is not None and view.timeline.calls == 4
         fill(mm, 1, start=10)
         mm.build_prompt("You are a camera agent.", "more")
-        deadline = time.monotonic() + 10
-        while view.timeline.calls != 5:  # the ledger is polled once a second
-            assert time.monotonic() < deadline, "the timeline never caught up"
-            await pilot.pause(0.05)
+        # the ledger is polled once a second
+        await until(pilot, lambda: view.timeline.calls == 5, 10, "the timeline catching up")
         await settle(app, pilot)
         assert row_text(view).startswith("call 5 of 5")  # the cursor followed the newest
 
@@ -235,10 +232,8 @@ async def test_a_live_session_keeps_appending_to_the_tab(tmp_path: Path) -> None
         view = app.query_one(TimelineView)
         assert view.timeline is not None and view.timeline.calls == 4
         mm.build_prompt("You are a camera agent.", "more")
-        deadline = time.monotonic() + 10
-        while view.timeline.calls != 5:  # the ledger is polled once a second
-            assert time.monotonic() < deadline, "the tab never caught up"
-            await pilot.pause(0.05)
+        # the ledger is polled once a second
+        await until(pilot, lambda: view.timeline.calls == 5, 10, "the tab catching up")
         await settle(app, pilot)
         assert row_text(view).startswith("call 5 of 5")
 
@@ -291,10 +286,7 @@ async def test_r_recalls_the_events_that_hold_a_dropped_fact(tmp_path: Path) -> 
         assert app.query_one(TabbedContent).active == "recall"
         assert app.query_one("#recall-query", Input).value == fact.text
         recall = app.query_one(RecallView)
-        deadline = time.monotonic() + 10
-        while recall._query != fact.text:
-            assert time.monotonic() < deadline, "the recall never finished"
-            await pilot.pause(0.05)
+        await until(pilot, lambda: recall._query == fact.text, 10, "the recall finishing")
         found = {str(e.get("id")) for hit in recall._hits for e in hit.events}
         assert found & set(fact.event_ids)
         assert any("held by" in str(n.message) for n in app._notifications)
@@ -327,10 +319,7 @@ async def test_g_takes_every_tab_back_to_that_moment_and_b_comes_back(tmp_path: 
         full = build_timeline(mm.paths, mm.config)
         row = next(r for r in full.rows if r.get("call") == number)
         await pilot.press("g")
-        deadline = time.monotonic() + 15
-        while app.archive_id is None:
-            assert time.monotonic() < deadline, "the moment never opened"
-            await pilot.pause(0.05)
+        await until(pilot, lambda: app.archive_id is not None, 15, "the moment opening")
         await settle(app, pilot)
         assert f"call {number} at" in (app.archive_id or "")
         past = app.manager
@@ -361,10 +350,12 @@ def test_time_travel_snapshot(snap_compare, tmp_path: Path, size: tuple[int, int
         await settle(app, pilot)
         await press(pilot, "T")
         await pilot.press("end", "g")
-        deadline = time.monotonic() + 30
-        while app.archive_id is None or app.full_load_ms is None:
-            assert time.monotonic() < deadline, "the moment never opened"
-            await pilot.pause(0.05)
+        await until(
+            pilot,
+            lambda: app.archive_id is not None and app.full_load_ms is not None,
+            30,
+            "the moment opening",
+        )
         await settle(app, pilot)
         app.query_one(HotWindow).styles.scrollbar_size_vertical = 0
         await pilot.pause(0.2)
