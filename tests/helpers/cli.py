@@ -8,9 +8,12 @@ import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tests.helpers.paths import REPO
+
+if TYPE_CHECKING:
+    from core.config import CompactionConfig
 
 CLEARED_ENV = (
     "SESSION_MEMORY_DIR",
@@ -125,6 +128,14 @@ def write_config(path: Path, **section: Any) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump({"session_compaction": section}), encoding="utf-8")
     return path
+
+
+def config_from_yaml(folder: Path, **section: Any) -> CompactionConfig:
+    """`section` as a user's extraction.yaml gives it: written to `folder/c.yaml` (the same file
+    the CLI would be handed) and loaded back through core.config."""
+    from core.config import load_config
+
+    return load_config(write_config(folder / "c.yaml", **section), folder).config
 
 
 SMALL_CONFIG = {

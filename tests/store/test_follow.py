@@ -14,13 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from core.config import load_config
 from core.errors import BadInputError
 from core.manager import MemoryManager
 from core.transcripts import follow as follow_mod
 from core.transcripts.follow import Follower, wait_for
 from core.transcripts.importers import load_transcript
-from tests.helpers.cli import SMALL_CONFIG, start_cli, start_python, write_config
+from tests.helpers.cli import SMALL_CONFIG, config_from_yaml, start_cli, start_python, write_config
 from tests.helpers.invariants import session_dirs
 from tests.helpers.paths import TRANSCRIPTS
 
@@ -65,7 +64,7 @@ def source_lines(root: Path) -> list[int]:
 
 @pytest.fixture
 def manager(tmp_path: Path) -> Iterator[MemoryManager]:
-    config = load_config(write_config(tmp_path / "c.yaml", **SMALL_CONFIG), tmp_path).config
+    config = config_from_yaml(tmp_path, **SMALL_CONFIG)
     mm = MemoryManager(tmp_path / "memory", config)
     yield mm
     mm.close()
@@ -264,7 +263,7 @@ def test_follow_compacts_where_replay_does(tmp_path: Path) -> None:
 
     fits = {**SMALL_CONFIG, "context_window": 19000, "reserve_tokens": 1900}
     fits.update(compress_at_percent=95, keep_recent_tokens=200)
-    config = load_config(write_config(tmp_path / "c.yaml", **fits), tmp_path).config
+    config = config_from_yaml(tmp_path, **fits)
     manager = MemoryManager(tmp_path / "memory", config)
     log = tmp_path / "claude.jsonl"
     follower = Follower(log, manager)

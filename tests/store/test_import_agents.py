@@ -17,7 +17,14 @@ from core.transcripts.detect import detect_format, load_any, parse_any
 from core.transcripts.importers import load_transcript, parse_transcript
 from core.transcripts.replay import replay
 from core.transcripts.transcript import Transcript
-from tests.helpers.cli import REPO, SMALL_CONFIG, json_out, last_error_line, run_cli, write_config
+from tests.helpers.cli import (
+    REPO,
+    SMALL_CONFIG,
+    config_from_yaml,
+    json_out,
+    last_error_line,
+    run_cli,
+)
 from tests.helpers.paths import TRANSCRIPTS
 
 DATA = TRANSCRIPTS
@@ -142,10 +149,9 @@ def test_codex_tool_calls_and_apply_patch_pair_with_their_outputs() -> None:
 def test_source_compaction_makes_the_replay_stop_trusting_the_raw_figure(tmp_path: Path) -> None:
     """After the agent compacted, its figures measure its own smaller context: the replay
     records ours (fixed + ratio x our estimate) from then on, not the provider's number."""
-    from core.config import load_config
     from core.manager import MemoryManager
 
-    config = load_config(write_config(tmp_path / "c.yaml", **SMALL_CONFIG), tmp_path).config
+    config = config_from_yaml(tmp_path, **SMALL_CONFIG)
     mm = MemoryManager(tmp_path / "m", config)
     try:
         stats = replay(load_transcript(CODEX, "codex"), mm)
@@ -350,7 +356,6 @@ def _reasoning_trajectory(calls: int, words: int) -> dict[str, Any]:
 
 
 def _replay_stats(doc: dict[str, Any], tmp: Path) -> Any:
-    from core.config import load_config
     from core.manager import MemoryManager
 
     section = {
@@ -359,7 +364,7 @@ def _replay_stats(doc: dict[str, Any], tmp: Path) -> Any:
         "keep_recent_tokens": 3000,
         "count_compress_after_events": 100000,
     }
-    config = load_config(write_config(tmp / "c.yaml", **section), tmp).config
+    config = config_from_yaml(tmp, **section)
     mm = MemoryManager(tmp / "m", config)
     try:
         return replay(parse_transcript(json.dumps(doc), "mini-swe-agent", "t.json"), mm)

@@ -18,7 +18,7 @@ from core.timeline import build_timeline, measured_for, rebuild, rebuild_call
 from core.transcripts.importers import load_transcript
 from core.transcripts.replay import replay
 from inspector.cli.commands import main
-from tests.helpers.cli import write_config
+from tests.helpers.cli import config_from_yaml, write_config
 from tests.helpers.memory import fill, small_config
 from tests.helpers.paths import TRANSCRIPTS
 
@@ -392,7 +392,7 @@ def test_follow_writes_a_line_per_call_and_each_rebuilds(tmp_path: Path) -> None
     from core.transcripts.follow import Follower
     from tests.helpers.cli import SMALL_CONFIG
 
-    config = load_config(write_config(tmp_path / "c.yaml", **SMALL_CONFIG), tmp_path).config
+    config = config_from_yaml(tmp_path, **SMALL_CONFIG)
     mm = MemoryManager(tmp_path / "memory", config)
     got = record_prompts(mm)
     log = tmp_path / "claude.jsonl"

@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from core.config import load_config
 from core.index.chunks import read_chunk_events
 from core.manager import MemoryManager
 from core.tokens import estimate_event_tokens
@@ -15,7 +14,7 @@ from core.transcripts.replay import replay
 from inspector.tui.chunk_analysis import analyze_chunk
 from inspector.tui.source_compaction import side_by_side_text, source_compactions
 from inspector.tui.views.chunks_view import ChunkRow, analysis_text
-from tests.helpers.cli import write_config
+from tests.helpers.cli import config_from_yaml
 from tests.helpers.paths import TRANSCRIPTS
 
 DATA = TRANSCRIPTS
@@ -59,7 +58,7 @@ def test_a_replayed_log_with_its_own_compaction_shows_it_in_our_chunk(tmp_path: 
         "count_compress_after_events": 12,
         "hot_window_events": 4,
     }
-    config = load_config(write_config(tmp_path / "c.yaml", **section), tmp_path).config
+    config = config_from_yaml(tmp_path, **section)
     mm = MemoryManager(tmp_path / "m", config)
     try:
         replay(load_transcript(DATA / "claude_code_session.jsonl", "claude-code"), mm)
