@@ -37,7 +37,8 @@ from typing import Any
 
 from bench.common import ROOT, Outcome, median, percentile, python_env, scratch
 from core.config import CompactionConfig
-from core.index.chunks import ChunkEntry, write_index
+from core.index.catalog import write_index
+from core.index.format import ChunkEntry
 from core.jsonl import serialize_event
 from core.manager import MemoryManager
 from core.recall.sqlite_index import index_path
@@ -241,7 +242,7 @@ def index_share_of_pass(
     pass timed without the index (its own time), then the index update it calls for (what the
     pass hook or the next recall does) timed alone. index.yaml's parse cache is emptied before
     each, so neither profits from the other having parsed the new index.yaml."""
-    import core.index.chunks
+    import core.index.reader
     from bench.common import make_events
     from bench.passes import NoopSummarizer
     from core.recall.sqlite_index import PersistentRecallIndex, read_chunk_file
@@ -262,12 +263,12 @@ def index_share_of_pass(
         added = 0
         for p in range(passes):
             mm.append_many(make_events(2000, prefix=f"p{p}", size=1000, seed=p))
-            core.index.chunks._INDEX_CACHE.clear()
+            core.index.reader._CACHE.clear()
             result = mm.save(force=True)
             if not result.compacted:
                 continue
             pass_ms.append(float(result.timings_ms.get("total", 0.0)))
-            core.index.chunks._INDEX_CACHE.clear()
+            core.index.reader._CACHE.clear()
             index = PersistentRecallIndex(mm.paths, read_chunk_file)
             start = time.perf_counter()
             report = index.refresh()
@@ -292,7 +293,8 @@ def quality(quick: bool) -> dict[str, Any]:
     from bench import recall_baseline as old
     from bench.quality import harness
     from bench.quality import metrics as m
-    from core.index.chunks import read_chunk_events, read_index
+    from core.index.chunk_files import read_chunk_events
+    from core.index.reader import read_index
     from core.transcripts.importers import load_transcript
     from core.transcripts.replay import replay
 
@@ -348,7 +350,8 @@ def fixture_hits(memory: Path, sample: int = 300) -> dict[str, Any]:
     """hit@1 / hit@5 on a fixture: identifiers (a word with a joiner or CamelCase) that occur
     in exactly one chunk, an even sample; new ranking and the baseline."""
     from bench import recall_baseline as old
-    from core.index.chunks import read_chunk_events, read_index
+    from core.index.chunk_files import read_chunk_events
+    from core.index.reader import read_index
     from core.recall.ranking import event_search_text
     from core.store.paths import MemoryPaths
 

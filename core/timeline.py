@@ -716,7 +716,7 @@ def dropped_for_chunk(paths: MemoryPaths, chunk_id: str) -> DroppedReport:
     rebuilt. Without a ledger record: the current summary.md, and the events of the next
     chunk (or of events.jsonl when the chunk is the last)."""
     from core.compaction.dropped import dropped_for, event_texts
-    from core.index.chunks import read_chunk_events
+    from core.index.chunk_files import read_chunk_events
     from core.store.paths import validate_chunk_id
 
     validate_chunk_id(chunk_id)
@@ -801,7 +801,7 @@ def materialize_moment(paths: MemoryPaths, spec: str, dest: Path) -> Moment:
     every view of the session can be shown as it was. Nothing of `paths` is changed."""
     from core.compaction.state import SessionState
     from core.index.catalog import read_catalog
-    from core.index.chunks import render_index
+    from core.index.format import render_index
     from core.jsonl import stored_events_bytes
     from core.store.atomic import atomic_write_bytes
 

@@ -26,8 +26,8 @@ from core.compaction.planner import CompactionPlan, plan_compaction
 from core.compaction.summaries import FoldStat, archive_entry_bytes, fold_stat, render_summary
 from core.config import CompactionConfig
 from core.events import Event
-from core.index.catalog import entry_digest, entry_text, read_catalog
-from core.index.chunks import ChunkEntry, render_index
+from core.index.catalog import read_catalog
+from core.index.format import ChunkEntry, entry_digest, entry_text, render_index
 from core.store.paths import MemoryPaths
 from core.summarizer import split_turn_summary
 from core.tokens import estimate_event_tokens, estimate_tokens

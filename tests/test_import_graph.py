@@ -104,16 +104,11 @@ def test_no_import_cycle_in_inspector_or_bench() -> None:
     assert ours == []
 
 
-# issue 21: the index package — chunks.py and catalog.py share index.yaml's text format and
-# import each other; they become one package (core/index/), then this exemption goes.
-CORE_CYCLES_ALLOWED = [["core.index.catalog", "core.index.chunks"]]
-
-
 def test_no_import_cycle_in_core() -> None:
-    """state <-> trigger is gone (the prompt size lives in core/compaction/prompt_size.py): only the
-    index pair above is left, and no other module may join its cycle."""
-    found = [c for c in cycles(import_graph()) if all(m.startswith("core") for m in c)]
-    assert [c for c in found if c not in CORE_CYCLES_ALLOWED] == []
+    """No exemption: state <-> trigger is gone (the prompt size lives in
+    core/compaction/prompt_size.py), and so is catalog <-> chunks (index.yaml's text format has
+    a pure home of its own, core/index/format.py, below the reader and the catalog)."""
+    assert [c for c in cycles(import_graph()) if any(m.startswith("core") for m in c)] == []
 
 
 def _imports(path: Path, *, runtime_only: bool = False) -> set[str]:
@@ -169,15 +164,6 @@ def _doc_table(heading: str) -> set[str]:
     return out
 
 
-# issue 21: the index package — commit_plan renders index.yaml's text (`render_index`,
-# `entry_text`, `entry_digest`), which lives in chunks.py and catalog.py until that text format
-# has a pure home of its own.
-PURE_TO_SHELL_ALLOWED = {
-    ("core.compaction.commit_plan", "core.index.catalog"),
-    ("core.compaction.commit_plan", "core.index.chunks"),
-}
-
-
 def shell_imports(pure: set[str], shell: set[str]) -> list[str]:
     """`module -> target` for each import, run when a module of `pure` runs, of a module the
     tables place in `shell` (a module without a row of its own goes with its package's)."""
@@ -202,7 +188,6 @@ def shell_imports(pure: set[str], shell: set[str]) -> list[str]:
             if (module := table_of_pure(name, pure)) is not None
             for imported in _imports(path, runtime_only=True)
             if (target := table_of(imported)) is not None
-            and (module, target) not in PURE_TO_SHELL_ALLOWED
         }
     )
 

@@ -26,8 +26,7 @@ from core.compaction.filerecord import FILES_KEY, record_from_extra, update_reco
 from core.compaction.planner import CompactionPlan
 from core.compaction.summaries import FoldStat, archive_entry_bytes, render_summary
 from core.events import Event, new_event_id, now_ts
-from core.index.catalog import entry_digest, entry_text
-from core.index.chunks import ChunkEntry, render_index
+from core.index.format import ChunkEntry, entry_digest, entry_text, render_index
 from core.jsonl import stored_events_bytes
 from core.redact import redact_secrets
 from core.tokens import estimate_event_tokens, estimate_tokens

@@ -53,18 +53,10 @@ from core.compaction.trigger import TriggerDecision, trigger_for
 from core.config import CompactionConfig
 from core.errors import IndexCorruptError, SessionMemoryError, StoreError
 from core.events import Event, new_event_id, now_ts
-from core.index.catalog import (
-    Catalog,
-    append_index_entry,
-    read_catalog,
-)
-from core.index.chunks import (
-    delete_pending,
-    new_pending_id,
-    next_chunk_id,
-    pending_meta_bytes,
-    write_chunk_file,
-)
+from core.index.catalog import Catalog, append_index_entry, read_catalog
+from core.index.chunk_files import write_chunk_file
+from core.index.format import next_chunk_id
+from core.index.pending import delete_pending, new_pending_id, pending_meta_bytes
 from core.jsonl import stored_events_bytes
 from core.maintenance.recovery import maintenance_slot as maintenance_slot
 from core.maintenance.recovery import recover_locked
@@ -683,7 +675,7 @@ def _stat_key(path: Path) -> tuple[int, int, int, int] | None:
 
 
 def _meta_bytes(meta: dict[str, Any], where: Path) -> bytes:
-    """A pending sidecar as `write_pending` writes it (core.index.chunks.pending_meta_bytes)."""
+    """A pending sidecar as `write_pending` writes it (core.index.pending.pending_meta_bytes)."""
     return pending_meta_bytes(meta, where)
 
 

@@ -44,7 +44,7 @@ from textual.message import Message
 from textual.widgets import Checkbox, DataTable, Input, Static
 from textual.worker import get_current_worker
 
-from core.index.chunks import read_chunk_events
+from core.index.chunk_files import read_chunk_events
 from core.recall.ranking import RecallHit, RecallResult, highlight_spans
 from core.store.paths import MemoryPaths
 from inspector.safe_text import safe_line
