@@ -15,7 +15,12 @@ catalog is used up to the last line that still matches. Anything else — anothe
 whole rewrite), no matching line, an unreadable catalog, a tail not in the writer's layout —
 rebuilds the catalog from a full parse. A catalog is never needed: deleting it costs one
 rebuild. A file the writer could not have produced (hand-edited, entries skipped with
-warnings) is answered from the full parse and gets no catalog.
+warnings) is answered from the full parse and gets no catalog. The stamp a line carries and the
+catch-up after an append are core.index.stamp's (recall.sqlite keeps the same stamp).
+
+Every write of index.yaml is here, so the catalog never lags a write of this process: whole
+(`write_index`, the catalog written from the same entries), one entry appended in place
+(`append_index_entry`), a torn append cut back (`truncate_torn_append`).
 """
 
 from __future__ import annotations
