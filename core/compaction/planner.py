@@ -799,6 +799,71 @@ def _request_of(event: Event) -> str | None:
     return line if len(line) <= 80 else line[:79] + "…"
 
 
+class _PromptAfter:
+    """The predicted prompt after a pass for each candidate cut (contract §5, Headroom).
+
+    Prefix sums make the kept and compacted estimates O(1) per cut. The split-turn check is
+    O(1) too once the turn tables are built — only when the cut has to move (`index_turns`);
+    until then a prediction asks _split_turn itself, as the plan does."""
+
+    def __init__(self, an: _Analysis, toks: Sequence[int], hr: Headroom) -> None:
+        self.an, self.toks, self.hr = an, toks, hr
+        self.pre = [0]
+        for t in toks:
+            self.pre.append(self.pre[-1] + t)
+        self.total = self.pre[-1]
+        self.first_open: list[int] = []
+        """first_open[c]: the first event at or after c that is not ambient context (n: none)."""
+        self.last_start: list[int] = []
+        """last_start[c]: the last turn boundary or synthetic event before c (-1: none)."""
+
+    def index_turns(self) -> None:
+        """Build the two tables the split-turn check reads (once)."""
+        if self.first_open:
+            return
+        an, n = self.an, self.an.n
+        first_open, last_start = self.first_open, self.last_start
+        first_open.extend([n] * (n + 1))
+        for i in range(n - 1, -1, -1):
+            first_open[i] = first_open[i + 1] if an.ambient[i] else i
+        last_start.extend([-1] * (n + 1))
+        for i in range(n):
+            starts = an.classes[i] is CutClass.BOUNDARY or is_synthetic(an.events[i])
+            last_start[i + 1] = i if starts else last_start[i]
+
+    def split_start(self, cut: int, pinned: int | None) -> int | None:
+        """The start of the turn a cut at `cut` splits (None: not a split turn), as
+        _split_turn decides it."""
+        an = self.an
+        if not self.first_open:
+            return _split_turn(an, cut, pinned, []).start_index
+        f = self.first_open[cut]
+        if f == an.n or an.classes[f] is CutClass.BOUNDARY:
+            return None
+        if an.root is None or an.root >= f:
+            return None
+        s = self.last_start[cut]
+        if an.classes[s] is CutClass.BOUNDARY and s == pinned and cut == s + 1:
+            return None
+        return s
+
+    def predict(self, cut: int) -> int:
+        """The prompt after a pass cutting at `cut`, as the provider will count it."""
+        an, toks, pre, total = self.an, self.toks, self.pre, self.total
+        pinned = an.root if an.root is not None and an.root < cut else None
+        kept = total - pre[cut] + (toks[pinned] if pinned is not None else 0)
+        start = self.split_start(cut, pinned)
+        prefix: tuple[int, bool] | None = None
+        if start is not None:
+            s = start
+            in_prefix = (
+                pre[cut] - pre[s] - (toks[pinned] if pinned is not None and pinned >= s else 0)
+            )
+            history = s - (1 if pinned is not None and pinned < s else 0)
+            prefix = (in_prefix, history > 0)
+        return self.hr.predict_after(kept, total - kept, prefix)
+
+
 def _headroom(
     an: _Analysis,
     toks: Sequence[int],
@@ -810,55 +875,8 @@ def _headroom(
     """(cut, pulled-in span, moves, predicted prompt after): while headroom applies and the
     predicted prompt after the pass is above its limit, the next legal cut, with leading
     context pulled in again; never past the last legal cut (contract §5, Headroom)."""
-    pre = [0]
-    for t in toks:
-        pre.append(pre[-1] + t)
-    total = pre[-1]
-    n = an.n
-    # Built when the cut has to move: first_open[c], the first event at or after c that is
-    # not ambient context (n: none); last_start[c], the last turn boundary or synthetic event
-    # before c (-1: none). With them each candidate's split-turn check is O(1), as
-    # _split_turn decides it (the first prediction asks _split_turn itself).
-    first_open: list[int] = []
-    last_start: list[int] = []
-
-    def build() -> None:
-        first_open.extend([n] * (n + 1))
-        for i in range(n - 1, -1, -1):
-            first_open[i] = first_open[i + 1] if an.ambient[i] else i
-        last_start.extend([-1] * (n + 1))
-        for i in range(n):
-            starts = an.classes[i] is CutClass.BOUNDARY or is_synthetic(an.events[i])
-            last_start[i + 1] = i if starts else last_start[i]
-
-    def split_start(cut: int, pinned: int | None) -> int | None:
-        if not first_open:
-            return _split_turn(an, cut, pinned, []).start_index
-        f = first_open[cut]
-        if f == n or an.classes[f] is CutClass.BOUNDARY:
-            return None
-        if an.root is None or an.root >= f:
-            return None
-        s = last_start[cut]
-        if an.classes[s] is CutClass.BOUNDARY and s == pinned and cut == s + 1:
-            return None
-        return s
-
-    def predict(cut: int) -> int:
-        pinned = an.root if an.root is not None and an.root < cut else None
-        kept = total - pre[cut] + (toks[pinned] if pinned is not None else 0)
-        start = split_start(cut, pinned)
-        prefix: tuple[int, bool] | None = None
-        if start is not None:
-            s = start
-            in_prefix = (
-                pre[cut] - pre[s] - (toks[pinned] if pinned is not None and pinned >= s else 0)
-            )
-            history = s - (1 if pinned is not None and pinned < s else 0)
-            prefix = (in_prefix, history > 0)
-        return hr.predict_after(kept, total - kept, prefix)
-
-    predicted = predict(c)
+    after = _PromptAfter(an, toks, hr)
+    predicted = after.predict(c)
     limit = hr.limit
     if not hr.active or limit is None:
         if hr.threshold is not None and not hr.active:
@@ -869,23 +887,7 @@ def _headroom(
             )
         return c, pulled, 0, predicted
     start, first = c, predicted
-    c_pre = pulled[1] if pulled is not None else c
-    moves = 0
-    while predicted > limit:
-        if not first_open:
-            build()
-        nxt = an.next_legal_after(c_pre)
-        if nxt is None:
-            notes.append(
-                f"headroom: predicted prompt after the pass {predicted:,} is still above "
-                f"{limit:,}, but no legal cut lies after {c_pre}: the cut stays at {c}"
-            )
-            break
-        c_pre = nxt
-        c = an.ambient_start[c_pre]
-        pulled = (c, c_pre) if c < c_pre else None
-        moves += 1
-        predicted = predict(c)
+    c, pulled, moves, predicted = _move_cut(after, c, pulled, predicted, limit, notes)
     why = (
         f"threshold {hr.threshold:,} − compact_headroom_percent {hr.headroom_percent:g}% × "
         f"window {hr.window:,} = {limit:,}"
@@ -899,6 +901,37 @@ def _headroom(
         )
     else:
         notes.append(f"headroom: predicted prompt after the pass {predicted:,} ≤ {why}")
+    return c, pulled, moves, predicted
+
+
+def _move_cut(
+    after: _PromptAfter,
+    c: int,
+    pulled: Span | None,
+    predicted: int,
+    limit: int,
+    notes: list[str],
+) -> tuple[int, Span | None, int, int]:
+    """(cut, pulled-in span, moves, predicted): the cut stepped from legal cut to legal cut
+    (from the one before pull-in, pulling in again) until the prediction is within `limit`
+    or no legal cut is left — the headroom loop, apart from the notes that explain it."""
+    an = after.an
+    c_pre = pulled[1] if pulled is not None else c
+    moves = 0
+    while predicted > limit:
+        after.index_turns()
+        nxt = an.next_legal_after(c_pre)
+        if nxt is None:
+            notes.append(
+                f"headroom: predicted prompt after the pass {predicted:,} is still above "
+                f"{limit:,}, but no legal cut lies after {c_pre}: the cut stays at {c}"
+            )
+            break
+        c_pre = nxt
+        c = an.ambient_start[c_pre]
+        pulled = (c, c_pre) if c < c_pre else None
+        moves += 1
+        predicted = after.predict(c)
     return c, pulled, moves, predicted
 
 
