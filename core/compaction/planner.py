@@ -337,23 +337,23 @@ def plan_compaction(
         )
         notes.append(f"no compaction: {reason}")
         return _no_cut(base, reason, total, notes)
-    cut, pulled = chosen.cut_index, chosen.pulled_in
-    moves = 0
-    predicted: int | None = None
+    final = _FinalCut(chosen.cut_index, chosen.pulled_in)
     if headroom is not None:
-        cut, pulled, moves, predicted = _headroom(an, toks, cut, pulled, headroom, notes)
-    return _cut_plan(
-        an,
-        chosen,
-        cut,
-        toks,
-        base,
-        notes,
-        pulled=pulled,
-        headroom_moves=moves,
-        predicted_after_tokens=predicted,
-        headroom_limit=headroom.limit if headroom is not None and headroom.active else None,
-    )
+        final = _headroom(an, toks, final, headroom, notes)
+    return _cut_plan(an, chosen, final, toks, base, notes)
+
+
+@dataclass(frozen=True)
+class _FinalCut:
+    """The cut a path chose, once headroom had its say: where, the leading context pulled in,
+    and what headroom did (legal cuts moved, the predicted prompt after, the limit it kept
+    below; none of them without headroom)."""
+
+    index: int
+    pulled: Span | None
+    headroom_moves: int = 0
+    predicted_after_tokens: int | None = None
+    headroom_limit: int | None = None
 
 
 def _token_estimates(events: Sequence[Event], tokens: Sequence[int] | None) -> list[int]:
@@ -390,17 +390,13 @@ def _no_cut(base: dict[str, Any], reason: str, total: int, notes: list[str]) -> 
 def _cut_plan(
     an: _Analysis,
     chosen: PathTrace,
-    c: int,
+    final: _FinalCut,
     toks: Sequence[int],
     base: dict[str, Any],
     notes: list[str],
-    *,
-    pulled: Span | None,
-    headroom_moves: int,
-    predicted_after_tokens: int | None,
-    headroom_limit: int | None,
 ) -> CompactionPlan:
-    """The plan for the final cut `c`: root pin, split turn, ranges and estimates."""
+    """The plan for the final cut: root pin, split turn, ranges and estimates."""
+    c = final.index
     events = an.events
     n = an.n
     total = sum(toks)
@@ -453,14 +449,14 @@ def _cut_plan(
         turn_start_event_id=turn.start_event_id if is_split else None,
         history=history,
         prefix=prefix,
-        pulled_in=pulled,
+        pulled_in=final.pulled,
         reason=None,
         kept_tokens_estimate=kept,
         compacted_tokens=total - kept,
         notes=tuple(notes),
-        headroom_moves=headroom_moves,
-        predicted_after_tokens=predicted_after_tokens,
-        headroom_limit=headroom_limit,
+        headroom_moves=final.headroom_moves,
+        predicted_after_tokens=final.predicted_after_tokens,
+        headroom_limit=final.headroom_limit,
         turn_continued=turn.continued,
         turn_start_chunk_id=turn.chunk_id,
         turn_request=turn.request,
@@ -865,16 +861,13 @@ class _PromptAfter:
 
 
 def _headroom(
-    an: _Analysis,
-    toks: Sequence[int],
-    c: int,
-    pulled: Span | None,
-    hr: Headroom,
-    notes: list[str],
-) -> tuple[int, Span | None, int, int]:
-    """(cut, pulled-in span, moves, predicted prompt after): while headroom applies and the
-    predicted prompt after the pass is above its limit, the next legal cut, with leading
-    context pulled in again; never past the last legal cut (contract §5, Headroom)."""
+    an: _Analysis, toks: Sequence[int], chosen: _FinalCut, hr: Headroom, notes: list[str]
+) -> _FinalCut:
+    """The cut with the predicted prompt after the pass: while headroom applies and that
+    prediction is above its limit, the next legal cut, with leading context pulled in again;
+    never past the last legal cut (contract §5, Headroom)."""
+    c, pulled = chosen.index, chosen.pulled
+    active_limit = hr.limit if hr.active else None
     after = _PromptAfter(an, toks, hr)
     predicted = after.predict(c)
     limit = hr.limit
@@ -885,7 +878,7 @@ def _headroom(
                 f"{_s(hr.calibration.samples)}, it needs 2); predicted prompt after the pass "
                 f"{predicted:,}"
             )
-        return c, pulled, 0, predicted
+        return _FinalCut(c, pulled, 0, predicted, active_limit)
     start, first = c, predicted
     c, pulled, moves, predicted = _move_cut(after, c, pulled, predicted, limit, notes)
     why = (
@@ -901,7 +894,7 @@ def _headroom(
         )
     else:
         notes.append(f"headroom: predicted prompt after the pass {predicted:,} ≤ {why}")
-    return c, pulled, moves, predicted
+    return _FinalCut(c, pulled, moves, predicted, active_limit)
 
 
 def _move_cut(
