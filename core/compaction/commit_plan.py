@@ -10,10 +10,10 @@ summary.md and summary_archive.md, the retained-token estimate the trigger resta
 and explains each choice in `notes`, as the planner does. The commit then only stages,
 renames, appends and fsyncs, with the fault points in the order the crash tests expect.
 
-It opens no file: what it needs to know of the files comes in as values (`index_size`,
-`ArchiveFacts`), and the earlier chunks' summaries through the `IndexView` it is given
-(core.index.catalog.Catalog, which reads the few it is asked for from index.yaml; tests pass a
-list).
+It opens no file: everything comes in as one `CommitInputs` the pass builds — what it knows of
+the files as values (`index_size`, `ArchiveFacts`), and the earlier chunks' summaries through
+the `IndexView` it is given (core.index.catalog.Catalog, which reads the few it is asked for
+from index.yaml; tests pass a list).
 """
 
 from __future__ import annotations
