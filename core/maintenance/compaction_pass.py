@@ -37,6 +37,7 @@ from typing import Any
 from core.compaction.commit_plan import (
     ArchiveFacts,
     ChunkSummaries,
+    CommitInputs,
     CommitPlan,
     build_commit,
     can_append,
@@ -365,18 +366,18 @@ class CompactionPass:
             self.clock.restart()
             index_size = index_key[2] if index_key is not None else 0
             appending = can_append(catalog, index_size)
-            commit = build_commit(
-                prep.plan,
-                prep.snap,
-                summaries,
-                self.config,
+            inputs = CommitInputs(
+                plan=prep.plan,
+                snapshot=prep.snap,
+                summaries=summaries,
                 index=catalog,
-                chunk_id=_free_chunk_id(self.paths, catalog),
                 index_size=index_size,
                 archive=_archive_facts(self.paths, catalog, self.config, appending),
+                chunk_id=_free_chunk_id(self.paths, catalog),
                 pending_meta=pending.meta,
                 trigger=prep.decision.trigger,
             )
+            commit = build_commit(inputs, self.config)
         except (StoreError, IndexCorruptError):
             self._abandon_if_rotated()
             raise
