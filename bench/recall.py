@@ -392,6 +392,36 @@ def fixture_hits(memory: Path, sample: int = 300) -> dict[str, Any]:
     }
 
 
+def fixture_details(
+    chunks: int,
+    memory: Path,
+    cold: list[float],
+    import_ms: float,
+    warm_ms: list[float],
+    *,
+    baseline: tuple[list[float], list[float]] | None = None,
+) -> dict[str, Any]:
+    """One fixture's figures for the JSON document, in its order; `baseline` (the in-memory
+    index's cold and warm times, where it ran) adds its two keys beside ours."""
+    details: dict[str, Any] = {
+        "chunks": chunks,
+        "events": chunks * PER_CHUNK,
+        "cold_ms_median": round(median(cold), 1),
+        "cold_ms_max": round(max(cold), 1),
+        "cold_import_ms_median": round(import_ms, 1),
+    }
+    if baseline is not None:
+        details["baseline_cold_ms_median"] = round(median(baseline[0]), 1)
+    details["warm_p50_ms"] = round(percentile(warm_ms, 50), 2)
+    details["warm_p90_ms"] = round(percentile(warm_ms, 90), 2)
+    if baseline is not None:
+        base_warm = baseline[1]
+        details["baseline_warm_p50_ms"] = round(percentile(base_warm, 50), 2) if base_warm else None
+    details["index_mb"] = round(index_path_size(memory) / 1e6, 1)
+    details["chunk_files_mb"] = round(chunk_bytes(memory) / 1e6, 1)
+    return details
+
+
 def run(quick: bool) -> Outcome:
     out = Outcome()
     details: dict[str, Any] = {}
@@ -417,19 +447,9 @@ def run(quick: bool) -> Outcome:
     warm_1k = warm(memory_1k, queries_1k, 1 if quick else 5)
     base_warm_1k = [] if quick else warm(memory_1k, queries_1k, 5, persistent=False)
     out.values["recall_p50_ms_1k_chunks"] = percentile(warm_1k, 50)
-    details["1k"] = {
-        "chunks": 1000,
-        "events": 1000 * PER_CHUNK,
-        "cold_ms_median": round(median(cold_1k), 1),
-        "cold_ms_max": round(max(cold_1k), 1),
-        "cold_import_ms_median": round(import_1k, 1),
-        "baseline_cold_ms_median": round(median(base_cold_1k), 1),
-        "warm_p50_ms": round(percentile(warm_1k, 50), 2),
-        "warm_p90_ms": round(percentile(warm_1k, 90), 2),
-        "baseline_warm_p50_ms": round(percentile(base_warm_1k, 50), 2) if base_warm_1k else None,
-        "index_mb": round(index_path_size(memory_1k) / 1e6, 1),
-        "chunk_files_mb": round(chunk_bytes(memory_1k) / 1e6, 1),
-    }
+    details["1k"] = fixture_details(
+        1000, memory_1k, cold_1k, import_1k, warm_1k, baseline=(base_cold_1k, base_warm_1k)
+    )
 
     start = time.perf_counter()
     big = fixture(10_000, build=not quick)
@@ -457,15 +477,7 @@ def run(quick: bool) -> Outcome:
         out.values["recall_p50_ms_10k_chunks"] = percentile(warm_10k, 50)
         out.values["recall_index_size_ratio"] = size_ratio
         details["10k"] = {
-            "chunks": 10_000,
-            "events": 10_000 * PER_CHUNK,
-            "cold_ms_median": round(median(cold_10k), 1),
-            "cold_ms_max": round(max(cold_10k), 1),
-            "cold_import_ms_median": round(import_10k, 1),
-            "warm_p50_ms": round(percentile(warm_10k, 50), 2),
-            "warm_p90_ms": round(percentile(warm_10k, 90), 2),
-            "index_mb": round(index_path_size(memory_10k) / 1e6, 1),
-            "chunk_files_mb": round(chunk_bytes(memory_10k) / 1e6, 1),
+            **fixture_details(10_000, memory_10k, cold_10k, import_10k, warm_10k),
             "fixture_build_s": round(built_s, 1),
             "baseline": "not run at 10k: the in-memory index would analyse all 1M events "
             "first (the 1k baseline's cold figure times ten)",

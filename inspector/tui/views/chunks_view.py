@@ -40,7 +40,6 @@ from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import on, work
-from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
@@ -561,6 +560,7 @@ class ChunksView(SessionView):
     ]
 
     COLUMNS = tuple(column.label for column in CHUNK_COLUMNS)
+    TABLE = "#chunks-table"
 
     @dataclass(eq=False)
     class ChunkHighlighted(Message):
@@ -826,13 +826,6 @@ class ChunksView(SessionView):
         event.stop()
         self.query_one("#chunks-detail").focus()
 
-    def action_focus_table(self) -> None:
-        """Back to the table; on the table itself, escape goes on to the app's binding."""
-        table = self.query_one("#chunks-table")
-        if table.has_focus:
-            raise SkipAction()
-        table.focus()
-
     def _detail(self, summary: Text, events: Text, analysis: Text | None = None) -> None:
         self.query_one("#chunks-summary", Static).update(summary)
         self.query_one("#chunks-analysis", Static).update(
@@ -888,8 +881,7 @@ class ChunksView(SessionView):
             result = self._EventsLoaded(key, events, bad_lines, None, analysis)
         except Exception as exc:
             result = self._EventsLoaded(key, [], 0, describe_error(exc))
-        if not get_current_worker().is_cancelled:
-            self.post_message(result)
+        self.post_result(result)
 
     @on(_EventsLoaded)
     def _on_events_loaded(self, message: _EventsLoaded) -> None:
