@@ -29,8 +29,9 @@ from bench.common import Outcome, make_events, scratch
 from bench.scale import cold_command
 from core.config import CompactionConfig
 from core.events import Event
-from core.index.catalog import rebuild_catalog
-from core.index.chunks import ChunkEntry, write_chunk_file, write_index
+from core.index.catalog import rebuild_catalog, write_index
+from core.index.chunk_files import write_chunk_file
+from core.index.format import ChunkEntry
 from core.maintenance.recovery import write_summaries
 from core.manager import MemoryManager
 from core.store.ledger import PromptLedger

@@ -37,7 +37,8 @@ from typing import Any
 
 from bench.common import ROOT, Outcome, median, percentile, python_env, scratch
 from core.config import CompactionConfig
-from core.index.chunks import ChunkEntry, write_index
+from core.index.catalog import write_index
+from core.index.format import ChunkEntry
 from core.jsonl import serialize_event
 from core.manager import MemoryManager
 from core.recall.sqlite_index import index_path
@@ -241,7 +242,7 @@ def index_share_of_pass(
     pass timed without the index (its own time), then the index update it calls for (what the
     pass hook or the next recall does) timed alone. index.yaml's parse cache is emptied before
     each, so neither profits from the other having parsed the new index.yaml."""
-    import core.index.chunks
+    import core.index.reader
     from bench.common import make_events
     from bench.passes import NoopSummarizer
     from core.recall.sqlite_index import PersistentRecallIndex, read_chunk_file
@@ -262,12 +263,12 @@ def index_share_of_pass(
         added = 0
         for p in range(passes):
             mm.append_many(make_events(2000, prefix=f"p{p}", size=1000, seed=p))
-            core.index.chunks._INDEX_CACHE.clear()
+            core.index.reader._CACHE.clear()
             result = mm.save(force=True)
             if not result.compacted:
                 continue
             pass_ms.append(float(result.timings_ms.get("total", 0.0)))
-            core.index.chunks._INDEX_CACHE.clear()
+            core.index.reader._CACHE.clear()
             index = PersistentRecallIndex(mm.paths, read_chunk_file)
             start = time.perf_counter()
             report = index.refresh()
@@ -292,7 +293,8 @@ def quality(quick: bool) -> dict[str, Any]:
     from bench import recall_baseline as old
     from bench.quality import harness
     from bench.quality import metrics as m
-    from core.index.chunks import read_chunk_events, read_index
+    from core.index.chunk_files import read_chunk_events
+    from core.index.reader import read_index
     from core.transcripts.importers import load_transcript
     from core.transcripts.replay import replay
 
@@ -348,7 +350,8 @@ def fixture_hits(memory: Path, sample: int = 300) -> dict[str, Any]:
     """hit@1 / hit@5 on a fixture: identifiers (a word with a joiner or CamelCase) that occur
     in exactly one chunk, an even sample; new ranking and the baseline."""
     from bench import recall_baseline as old
-    from core.index.chunks import read_chunk_events, read_index
+    from core.index.chunk_files import read_chunk_events
+    from core.index.reader import read_index
     from core.recall.ranking import event_search_text
     from core.store.paths import MemoryPaths
 
@@ -389,6 +392,36 @@ def fixture_hits(memory: Path, sample: int = 300) -> dict[str, Any]:
     }
 
 
+def fixture_details(
+    chunks: int,
+    memory: Path,
+    cold: list[float],
+    import_ms: float,
+    warm_ms: list[float],
+    *,
+    baseline: tuple[list[float], list[float]] | None = None,
+) -> dict[str, Any]:
+    """One fixture's figures for the JSON document, in its order; `baseline` (the in-memory
+    index's cold and warm times, where it ran) adds its two keys beside ours."""
+    details: dict[str, Any] = {
+        "chunks": chunks,
+        "events": chunks * PER_CHUNK,
+        "cold_ms_median": round(median(cold), 1),
+        "cold_ms_max": round(max(cold), 1),
+        "cold_import_ms_median": round(import_ms, 1),
+    }
+    if baseline is not None:
+        details["baseline_cold_ms_median"] = round(median(baseline[0]), 1)
+    details["warm_p50_ms"] = round(percentile(warm_ms, 50), 2)
+    details["warm_p90_ms"] = round(percentile(warm_ms, 90), 2)
+    if baseline is not None:
+        base_warm = baseline[1]
+        details["baseline_warm_p50_ms"] = round(percentile(base_warm, 50), 2) if base_warm else None
+    details["index_mb"] = round(index_path_size(memory) / 1e6, 1)
+    details["chunk_files_mb"] = round(chunk_bytes(memory) / 1e6, 1)
+    return details
+
+
 def run(quick: bool) -> Outcome:
     out = Outcome()
     details: dict[str, Any] = {}
@@ -414,19 +447,9 @@ def run(quick: bool) -> Outcome:
     warm_1k = warm(memory_1k, queries_1k, 1 if quick else 5)
     base_warm_1k = [] if quick else warm(memory_1k, queries_1k, 5, persistent=False)
     out.values["recall_p50_ms_1k_chunks"] = percentile(warm_1k, 50)
-    details["1k"] = {
-        "chunks": 1000,
-        "events": 1000 * PER_CHUNK,
-        "cold_ms_median": round(median(cold_1k), 1),
-        "cold_ms_max": round(max(cold_1k), 1),
-        "cold_import_ms_median": round(import_1k, 1),
-        "baseline_cold_ms_median": round(median(base_cold_1k), 1),
-        "warm_p50_ms": round(percentile(warm_1k, 50), 2),
-        "warm_p90_ms": round(percentile(warm_1k, 90), 2),
-        "baseline_warm_p50_ms": round(percentile(base_warm_1k, 50), 2) if base_warm_1k else None,
-        "index_mb": round(index_path_size(memory_1k) / 1e6, 1),
-        "chunk_files_mb": round(chunk_bytes(memory_1k) / 1e6, 1),
-    }
+    details["1k"] = fixture_details(
+        1000, memory_1k, cold_1k, import_1k, warm_1k, baseline=(base_cold_1k, base_warm_1k)
+    )
 
     start = time.perf_counter()
     big = fixture(10_000, build=not quick)
@@ -454,15 +477,7 @@ def run(quick: bool) -> Outcome:
         out.values["recall_p50_ms_10k_chunks"] = percentile(warm_10k, 50)
         out.values["recall_index_size_ratio"] = size_ratio
         details["10k"] = {
-            "chunks": 10_000,
-            "events": 10_000 * PER_CHUNK,
-            "cold_ms_median": round(median(cold_10k), 1),
-            "cold_ms_max": round(max(cold_10k), 1),
-            "cold_import_ms_median": round(import_10k, 1),
-            "warm_p50_ms": round(percentile(warm_10k, 50), 2),
-            "warm_p90_ms": round(percentile(warm_10k, 90), 2),
-            "index_mb": round(index_path_size(memory_10k) / 1e6, 1),
-            "chunk_files_mb": round(chunk_bytes(memory_10k) / 1e6, 1),
+            **fixture_details(10_000, memory_10k, cold_10k, import_10k, warm_10k),
             "fixture_build_s": round(built_s, 1),
             "baseline": "not run at 10k: the in-memory index would analyse all 1M events "
             "first (the 1k baseline's cold figure times ten)",

@@ -94,10 +94,10 @@ METHOD: list[str] = [
     "  serialization) when nothing needs scrubbing. The only fsync left under the lock is",
     "  state.json's own; the folders are fsynced through descriptors taken under the lock",
     "  after it is released, and the indexed evidence is deleted in a second short hold.",
-    "- `core/index/chunks.py`: index.yaml is parsed and emitted with libyaml (`CSafeLoader` /",
-    "  `CSafeDumper`: the same documents and text, ~5x faster) and parsed only when its bytes",
-    "  changed (digest-keyed cache); before, every pass, prompt and status parsed it in pure",
-    "  Python, so a turn cost grew with the number of chunks.",
+    "- `core/index/reader.py`, `core/index/format.py`: index.yaml is parsed and emitted with",
+    "  libyaml (`CSafeLoader` / `CSafeDumper`: the same documents and text, ~5x faster) and",
+    "  parsed only when its bytes changed (digest-keyed cache); before, every pass, prompt and",
+    "  status parsed it in pure Python, so a turn cost grew with the number of chunks.",
     "- `core/manager.py`, `core/recall/ranking.py`: a warm recall checks its cache key (a few",
     "  stats) before reading index.yaml; before, every query parsed the index (~340 ms at 1,000",
     "  chunks). The key no longer includes events.jsonl: before, every append made the next",
@@ -114,7 +114,8 @@ METHOD: list[str] = [
     "  built once;",
     "  `json.loads`/`json.dumps` with options built a new one (and its scanner) per call, a",
     "  fifth of a pass's parsing time and a little of every append.",
-    "- `inspector/plan_process.py`, `inspector/model.py`, `inspector/widgets/hot_window.py`",
+    "- `inspector/tui/plan_process.py`, `inspector/tui/hot_window_model.py`,",
+    "  `inspector/tui/widgets/hot_window.py`",
     "  (`tui_loop_lag_p95_ms`, read 78-124 ms before): from 20k events on, the cut preview is",
     "  planned in a child process that is sent only the appended events (in a worker thread a",
     "  100k-event plan held the GIL against the event loop for ~0.3 s: with re-plans off the",
@@ -188,7 +189,7 @@ _COLD_FLOOR = (
     "backend): ~0.2–0.4 s of imports on this shared 2-core machine, more under load "
     "(`python -X importtime -m inspector … plan`). The demo scenarios and transcript formats "
     "are already loaded only when their command needs them. Levers, in core/ and "
-    "inspector/cli.py: import the summarizer's HTTP client, the planner, recall and the "
+    "inspector/cli/commands.py: import the summarizer's HTTP client, the planner, recall and the "
     "maintenance pass only where used, so `status`, `plan` and `prompt` import the store, "
     "the catalog and what they read; or a resident process for frequent callers."
 )
@@ -320,16 +321,15 @@ ANALYSIS: dict[str, str] = {
         "light entries with summaries read for the visible rows only."
     ),
     "tui_archive_tab_ms_100_sessions": (
-        "Rows come from inspector.archive_catalog: each archived session read once (line count "
+        "Rows come from inspector.tui.archive_list: each archived session read once (line count "
         "of events.jsonl, its index, state.json, a folder walk, the first request) and cached by "
         "its files' stats, so opening the tab costs ~600 stats and a 100-row table. A miss is "
         "the first listing of never-seen archives (~0.3 s cold) or a loaded machine."
     ),
     "tui_first_paint_s_100k": (
-        "Not in core: the inspector (inspector/model.py, owned by the TUI work) reads and parses "
-        "the whole events.jsonl through `core.store.reader.EventTail` before the first frame "
-        "shows the "
-        "newest rows. Parsing 100k ~1 KB lines with `json` alone takes about a second on this "
+        "Not in core: the inspector (inspector/tui/hot_window_model.py) reads and parses the "
+        "whole events.jsonl through `core.store.reader.EventTail` before the first frame shows "
+        "the newest rows. Parsing 100k ~1 KB lines with `json` alone takes about a second on this "
         "machine (see `read` in the pass timings), and the model then builds a row per event. "
         "The lever is the issue's: a byte-offset index so the virtual list parses only the "
         "visible rows (read the file's tail first, paint, index the rest in the background)."

@@ -25,7 +25,9 @@ from pathlib import Path
 
 from core.config import CompactionConfig
 from core.events import Event
-from core.index.chunks import ChunkEntry, write_chunk_file, write_index
+from core.index.catalog import write_index
+from core.index.chunk_files import write_chunk_file
+from core.index.format import ChunkEntry
 from core.maintenance.recovery import write_summaries
 from core.maintenance.rotation import rotate
 from core.manager import MemoryManager

@@ -56,12 +56,12 @@ class TableSeen:
 def expected(app: Any, tab: str) -> int:
     """Rows the tab will hold once filled: the chunk index's entries (read apart from the
     app), or the archived sessions."""
+    from core.index.reader import read_index_shared
     from inspector.tui.archive_list import list_archives_light
-    from inspector.tui.chunk_index import read_chunk_index
 
     manager = app.manager
     if tab == "chunks":
-        return len(read_chunk_index(manager.paths).entries)
+        return len(read_index_shared(manager.paths).entries)
     return len(list_archives_light(manager))
 
 

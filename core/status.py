@@ -19,7 +19,8 @@ from core.config import CompactionConfig
 from core.errors import IndexCorruptError, SessionMemoryError, StoreError
 from core.events import Event
 from core.index.catalog import read_catalog
-from core.index.chunks import chunk_file_names, list_pending
+from core.index.chunk_files import chunk_file_names
+from core.index.pending import list_pending
 from core.jsonl import parse_event_lines
 from core.store.paths import MemoryPaths
 from core.store.session_store import SessionStore

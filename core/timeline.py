@@ -582,12 +582,33 @@ def build_timeline(
     from their index entry. `light` (the TUI's Timeline): a call row holds its number, id,
     time, estimate and provider figure only (`light: true`); its parts come with its rebuild."""
     read = read_ledger_light(paths) if light else read_ledger(paths)
+    rows, last_model = _ledger_rows(read.lines, model)
+    index = _index_rows(paths)
+    seen = {r["chunk_id"] for r in rows if r["kind"] == "pass" and r.get("chunk_id")}
+    extra = [_unrecorded_pass_row(c, info) for c, info in index.items() if c not in seen]
+    if extra:
+        rows = _merge_by_time(rows, extra)
+    for row in rows:
+        if row["kind"] == "pass":
+            _judge_pass(row, index.get(row.get("chunk_id") or ""))
+    passes = sum(1 for row in rows if row["kind"] == "pass")
+    window, threshold = threshold_for(config, last_model)
+    return Timeline(rows, window, threshold, read.call_count, passes, read.bad_lines)
+
+
+def _ledger_rows(
+    lines: list[dict[str, Any]], model: str | None
+) -> tuple[list[dict[str, Any]], str | None]:
+    """(rows, last model) from the ledger's lines in order: a row per call and per pass, each
+    `measured` line's figure given to the call it names and, as its measured after, to every
+    compacting pass since the previous figure. The last call's model (else `model`) picks the
+    window the rows are drawn against."""
     rows: list[dict[str, Any]] = []
     by_id: dict[str, dict[str, Any]] = {}
     waiting: list[dict[str, Any]] = []
-    calls = passes = last_call = 0
-    last_model: str | None = model
-    for obj in read.lines:
+    calls = last_call = 0
+    last_model = model
+    for obj in lines:
         kind = obj.get("kind")
         if kind == "call":
             calls += 1
@@ -608,60 +629,53 @@ def build_timeline(
                 row["measured_after"] = figure
             waiting = []
         elif kind == "pass":
-            passes += 1
             row = _pass_row(obj, last_call)
             rows.append(row)
             if row["compacted"]:
                 waiting.append(row)
-    index = _index_rows(paths)
-    seen = {r["chunk_id"] for r in rows if r["kind"] == "pass" and r.get("chunk_id")}
-    extra: list[dict[str, Any]] = []
-    for chunk_id, info in index.items():
-        if chunk_id in seen:
-            continue
-        passes += 1
-        cut = info["cut_meta"]
-        extra.append(
-            {
-                "kind": "pass",
-                "recorded": False,
-                "at": info["created_at"],
-                "compacted": True,
-                "chunk_id": chunk_id,
-                "prompt_before": _int(cut.get("tokens_before")),
-                "prompt_before_source": None,
-                "predicted_after": _int(cut.get("kept_tokens_estimate")),
-                "is_split_turn": bool(cut.get("is_split_turn")),
-                "first_kept_event_id": cut.get("first_kept_event_id"),
-                "turn_start_event_id": cut.get("turn_start_event_id"),
-                "headroom_moves": cut.get("headroom_moves"),
-                "summary_backend": info["summary_backend"],
-                "fallback": str(info["summary_backend"] or "").endswith("fallback"),
-                "measured_after": None,
-            }
-        )
-    if extra:
-        rows = _merge_by_time(rows, extra)
-    for row in rows:
-        if row["kind"] != "pass":
-            continue
-        found = index.get(row.get("chunk_id") or "")
-        if found is not None:
-            cut = found["cut_meta"]
-            row["cut_meta"] = cut
-            if row.get("headroom_moves") is None and "headroom_moves" in cut:
-                row["headroom_moves"] = cut["headroom_moves"]
-        # Like with like: a provider figure before is compared with the next one after, an
-        # estimate before with the pass's prediction.
-        before = _int(row.get("prompt_before"))
-        after = _int(row.get("measured_after"))
-        if after is None or row.get("prompt_before_source") != "recorded":
-            after = _int(row.get("predicted_after"))
-        row["not_smaller"] = bool(
-            row.get("compacted") and before is not None and after is not None and after >= before
-        )
-    window, threshold = threshold_for(config, last_model)
-    return Timeline(rows, window, threshold, read.call_count, passes, read.bad_lines)
+    return rows, last_model
+
+
+def _unrecorded_pass_row(chunk_id: str, info: dict[str, Any]) -> dict[str, Any]:
+    """The row of a chunk the ledger has no pass line for (made before the ledger existed, or
+    by recovery), from its index entry: what the pass recorded in cut_meta, nothing measured."""
+    cut = info["cut_meta"]
+    return {
+        "kind": "pass",
+        "recorded": False,
+        "at": info["created_at"],
+        "compacted": True,
+        "chunk_id": chunk_id,
+        "prompt_before": _int(cut.get("tokens_before")),
+        "prompt_before_source": None,
+        "predicted_after": _int(cut.get("kept_tokens_estimate")),
+        "is_split_turn": bool(cut.get("is_split_turn")),
+        "first_kept_event_id": cut.get("first_kept_event_id"),
+        "turn_start_event_id": cut.get("turn_start_event_id"),
+        "headroom_moves": cut.get("headroom_moves"),
+        "summary_backend": info["summary_backend"],
+        "fallback": str(info["summary_backend"] or "").endswith("fallback"),
+        "measured_after": None,
+    }
+
+
+def _judge_pass(row: dict[str, Any], found: dict[str, Any] | None) -> None:
+    """A pass row completed from its index entry (`found`: cut_meta, headroom moves) and
+    judged: `not_smaller` when the prompt after is not below the prompt before. Like with like:
+    a provider figure before is compared with the next one after, an estimate before with the
+    pass's prediction."""
+    if found is not None:
+        cut = found["cut_meta"]
+        row["cut_meta"] = cut
+        if row.get("headroom_moves") is None and "headroom_moves" in cut:
+            row["headroom_moves"] = cut["headroom_moves"]
+    before = _int(row.get("prompt_before"))
+    after = _int(row.get("measured_after"))
+    if after is None or row.get("prompt_before_source") != "recorded":
+        after = _int(row.get("predicted_after"))
+    row["not_smaller"] = bool(
+        row.get("compacted") and before is not None and after is not None and after >= before
+    )
 
 
 def _merge_by_time(rows: list[dict[str, Any]], extra: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -716,7 +730,7 @@ def dropped_for_chunk(paths: MemoryPaths, chunk_id: str) -> DroppedReport:
     rebuilt. Without a ledger record: the current summary.md, and the events of the next
     chunk (or of events.jsonl when the chunk is the last)."""
     from core.compaction.dropped import dropped_for, event_texts
-    from core.index.chunks import read_chunk_events
+    from core.index.chunk_files import read_chunk_events
     from core.store.paths import validate_chunk_id
 
     validate_chunk_id(chunk_id)
@@ -801,7 +815,7 @@ def materialize_moment(paths: MemoryPaths, spec: str, dest: Path) -> Moment:
     every view of the session can be shown as it was. Nothing of `paths` is changed."""
     from core.compaction.state import SessionState
     from core.index.catalog import read_catalog
-    from core.index.chunks import render_index
+    from core.index.format import render_index
     from core.jsonl import stored_events_bytes
     from core.store.atomic import atomic_write_bytes
 

@@ -10,10 +10,10 @@ summary.md and summary_archive.md, the retained-token estimate the trigger resta
 and explains each choice in `notes`, as the planner does. The commit then only stages,
 renames, appends and fsyncs, with the fault points in the order the crash tests expect.
 
-It opens no file: what it needs to know of the files comes in as values (`index_size`,
-`ArchiveFacts`), and the earlier chunks' summaries through the `IndexView` it is given
-(core.index.catalog.Catalog, which reads the few it is asked for from index.yaml; tests pass a
-list).
+It opens no file: everything comes in as one `CommitInputs` the pass builds — what it knows of
+the files as values (`index_size`, `ArchiveFacts`), and the earlier chunks' summaries through
+the `IndexView` it is given (core.index.catalog.Catalog, which reads the few it is asked for
+from index.yaml; tests pass a list).
 """
 
 from __future__ import annotations
@@ -26,8 +26,7 @@ from core.compaction.filerecord import FILES_KEY, record_from_extra, update_reco
 from core.compaction.planner import CompactionPlan
 from core.compaction.summaries import FoldStat, archive_entry_bytes, render_summary
 from core.events import Event, new_event_id, now_ts
-from core.index.catalog import entry_digest, entry_text
-from core.index.chunks import ChunkEntry, render_index
+from core.index.format import ChunkEntry, entry_digest, entry_text, render_index
 from core.jsonl import stored_events_bytes
 from core.redact import redact_secrets
 from core.tokens import estimate_event_tokens, estimate_tokens
@@ -180,72 +179,62 @@ def can_append(index: IndexView, index_size: int) -> bool:
     return index.appendable and len(index) > 0 and index.size == index_size
 
 
-def build_commit(
-    plan: CompactionPlan,
-    snapshot: Snapshot,
-    summaries: ChunkSummaries,
-    config: CompactionConfig,
-    *,
-    index: IndexView,
-    chunk_id: str,
-    index_size: int,
-    archive: ArchiveFacts,
-    pending_meta: Mapping[str, Any],
-    trigger: str | None = None,
-    now: str | None = None,
-    synthetic_id: str | None = None,
-) -> CommitPlan:
-    """The commit for a useful `plan` made on `snapshot`'s events.
+@dataclass(frozen=True)
+class CommitInputs:
+    """What a pass brings to its commit (core.maintenance.compaction_pass builds it): the plan
+    and the snapshot it was made on, the summaries, what the shell read of the files, and the
+    chunk's identity. One value, so the pure step's signature says what it is: these inputs
+    and the session's config in, a `CommitPlan` out."""
 
-    `chunk_id`: the id the shell chose (free in chunks/); `index_size`: index.yaml's size on
-    disk (0: none); `pending_meta`: the staged sidecar; `trigger`: the rule that fired,
-    recorded in the entry; `now` and `synthetic_id` default to the clock and a fresh id.
+    plan: CompactionPlan
+    snapshot: Snapshot
+    summaries: ChunkSummaries
+    index: IndexView
+    index_size: int
+    """index.yaml's size on disk (0: none)."""
+    archive: ArchiveFacts
+    chunk_id: str
+    """The id the shell chose (free in chunks/)."""
+    pending_meta: Mapping[str, Any]
+    """The staged pending sidecar."""
+    trigger: str | None = None
+    """The rule that fired, recorded in the entry."""
+    now: str | None = None
+    """The entry's and the synthetic event's time stamp (None: the clock)."""
+    synthetic_id: str | None = None
+    """The synthetic split-turn event's id (None: a fresh one)."""
+
+
+def build_commit(inputs: CommitInputs, config: CompactionConfig) -> CommitPlan:
+    """The commit for `inputs.plan`, a useful plan made on `inputs.snapshot`'s events.
     Raises ValueError for a plan without a cut or made on other events."""
-    events, tokens = snapshot.events, snapshot.tokens
-    cut = plan.cut_index
-    if not plan.useful or cut is None:
-        raise ValueError(f"no commit for a plan without a cut: {plan.reason}")
-    if plan.n_events != len(events):
-        raise ValueError(f"plan was made for {plan.n_events} events, got {len(events)}")
-    stamp = now if now is not None else now_ts()
+    plan, snapshot, index = inputs.plan, inputs.snapshot, inputs.index
+    events = snapshot.events
+    cut = _checked_cut(plan, len(events))
+    stamp = inputs.now if inputs.now is not None else now_ts()
     notes: list[str] = []
     compacted = [events[i] for i in plan.compacted_indices()]
-    head, synthetic = _head(plan, events, summaries, chunk_id, stamp, synthetic_id, notes)
-    retained_tokens = sum(estimate_event_tokens(e) for e in head) + sum(tokens[cut:])
+    head, synthetic = _head(inputs, stamp, notes)
+    retained_tokens = sum(estimate_event_tokens(e) for e in head) + sum(snapshot.tokens[cut:])
     notes.append(
         f"hot window: {len(head) + len(events) - cut} events ({retained_tokens:,} tokens by "
         f"estimate), the retained ones from event {cut}"
     )
-    entry = _entry(plan, compacted, summaries, chunk_id, stamp, retained_tokens, trigger, tokens)
-    previous_files = index.chunk_entry(len(index) - 1).extra.get(FILES_KEY) if len(index) else None
-    mask = redact_secrets if config.redact_secrets else None
-    files = update_record(record_from_extra(previous_files), compacted, mask).to_extra()
-    if files is not None:
-        entry.extra[FILES_KEY] = files
+    entry = _entry(inputs, compacted, stamp, retained_tokens)
+    _record_files(entry, index, compacted, config)
     notes.insert(
         0,
-        f"chunk {chunk_id}: {len(compacted)} event{'' if len(compacted) == 1 else 's'}, "
-        f"summary of {estimate_tokens(summaries.summary):,} tokens by {summaries.backend}",
+        f"chunk {inputs.chunk_id}: {len(compacted)} event{'' if len(compacted) == 1 else 's'}, "
+        f"summary of {estimate_tokens(inputs.summaries.summary):,} tokens by "
+        f"{inputs.summaries.backend}",
     )
-    meta = dict(pending_meta)
-    meta.update(state="committing", chunk_id=chunk_id, summary=summaries.summary)
-    meta["entry"] = entry.to_dict()
-    appending = can_append(index, index_size)
-    index_append: dict[str, Any] | None = None
-    if appending:
-        index_append = {
-            "offset": index.size,
-            "length": len(entry_text(entry)),
-            "digest": entry_digest(entry),
-        }
-        meta["index_append"] = index_append
-        notes.append(f"index.yaml: the entry is appended in place at byte {index.size:,}")
-    else:
-        notes.append(f"index.yaml: rendered whole ({_why_whole(index, index_size)})")
-    outputs = _derived_outputs(index, config, entry, appending, archive, notes)
+    index_append = _index_append(inputs, entry, notes)
+    outputs = _derived_outputs(
+        index, config, entry, index_append is not None, inputs.archive, notes
+    )
     last = events[-1].get("id") if events else None
     return CommitPlan(
-        chunk_id=chunk_id,
+        chunk_id=inputs.chunk_id,
         entry=entry,
         head=tuple(head),
         synthetic_event=synthetic,
@@ -259,73 +248,71 @@ def build_commit(
         summary_md=outputs.summary_md,
         archive=outputs.archive,
         archive_append=outputs.archive_append,
-        pending_meta=meta,
+        pending_meta=_committing_meta(inputs, entry, index_append),
         notes=tuple(notes),
     )
 
 
-def _head(
-    plan: CompactionPlan,
-    events: Sequence[Event],
-    summaries: ChunkSummaries,
-    chunk_id: str,
-    stamp: str,
-    synthetic_id: str | None,
-    notes: list[str],
-) -> tuple[list[Event], Event | None]:
+def _checked_cut(plan: CompactionPlan, n_events: int) -> int:
+    """The plan's cut, once the plan is known to have one and to be made on these events: a
+    commit built on another snapshot would drop or repeat events."""
+    cut = plan.cut_index
+    if not plan.useful or cut is None:
+        raise ValueError(f"no commit for a plan without a cut: {plan.reason}")
+    if plan.n_events != n_events:
+        raise ValueError(f"plan was made for {plan.n_events} events, got {n_events}")
+    return cut
+
+
+def _head(inputs: CommitInputs, stamp: str, notes: list[str]) -> tuple[list[Event], Event | None]:
     """The pinned root, verbatim, then for a split turn the synthetic event holding the
     prefix's summary (contract §5: it points at the chunk it stands for)."""
+    plan, prefix = inputs.plan, inputs.summaries.prefix
     head: list[Event] = []
     if plan.pinned_root_index is not None:
-        head.append(events[plan.pinned_root_index])
+        head.append(inputs.snapshot.events[plan.pinned_root_index])
         notes.append(f"the pinned root (event {plan.pinned_root_index}) opens the hot window")
-    if not plan.is_split_turn or summaries.prefix is None:
+    if not plan.is_split_turn or prefix is None:
         return head, None
     synthetic: Event = {
-        "id": synthetic_id if synthetic_id is not None else new_event_id(),
+        "id": inputs.synthetic_id if inputs.synthetic_id is not None else new_event_id(),
         "type": "system_event",
         "role": "system",
-        "content": summaries.prefix,
+        "content": prefix,
         "ts": stamp,
         "meta": {
             "synthetic": SYNTHETIC_KIND,
-            "chunk_id": chunk_id,
+            "chunk_id": inputs.chunk_id,
             "turn_start_event_id": plan.turn_start_event_id,
         },
     }
     head.append(synthetic)
     notes.append(
         f"split turn: a synthetic event with the prefix's summary "
-        f"({estimate_tokens(summaries.prefix):,} tokens) follows"
+        f"({estimate_tokens(prefix):,} tokens) follows"
         + (" the pinned root" if plan.pinned_root_index is not None else "; it opens the window")
     )
     return head, synthetic
 
 
 def _entry(
-    plan: CompactionPlan,
-    compacted: Sequence[Event],
-    summaries: ChunkSummaries,
-    chunk_id: str,
-    stamp: str,
-    retained_tokens: int,
-    trigger: str | None,
-    tokens: Sequence[int],
+    inputs: CommitInputs, compacted: Sequence[Event], stamp: str, retained_tokens: int
 ) -> ChunkEntry:
     """The index entry (contract §6): its cut_meta names the first kept event, the turn a
     split cut opened, and the estimates before and after."""
+    plan, summaries = inputs.plan, inputs.summaries
     cut = plan.cut_index
     assert cut is not None  # build_commit checked it
     cut_meta: dict[str, Any] = {
         "first_kept_event_id": plan.first_kept_event_id,
-        "tokens_before": sum(tokens),
+        "tokens_before": sum(inputs.snapshot.tokens),
         "kept_tokens_estimate": retained_tokens,
     }
     if plan.is_split_turn:
         cut_meta["is_split_turn"] = True
         cut_meta["turn_start_event_id"] = plan.turn_start_event_id
     return ChunkEntry(
-        chunk_id=chunk_id,
+        chunk_id=inputs.chunk_id,
         created_at=stamp[:19] + "Z",
         event_count=len(compacted),
         first_event_id=compacted[0].get("id"),
@@ -335,10 +322,49 @@ def _entry(
         extra={
             "summary_backend": summaries.backend,
             "path": plan.path,
-            "trigger": trigger,
-            **_turn_start_chunk(plan, chunk_id),
+            "trigger": inputs.trigger,
+            **_turn_start_chunk(plan, inputs.chunk_id),
         },
     )
+
+
+def _record_files(
+    entry: ChunkEntry, index: IndexView, compacted: Sequence[Event], config: CompactionConfig
+) -> None:
+    """The files the session touched, carried forward from the previous entry and updated
+    with this chunk's events (masked when secrets are redacted), so the latest entry always
+    holds the whole record."""
+    previous_files = index.chunk_entry(len(index) - 1).extra.get(FILES_KEY) if len(index) else None
+    mask = redact_secrets if config.redact_secrets else None
+    files = update_record(record_from_extra(previous_files), compacted, mask).to_extra()
+    if files is not None:
+        entry.extra[FILES_KEY] = files
+
+
+def _index_append(
+    inputs: CommitInputs, entry: ChunkEntry, notes: list[str]
+) -> dict[str, Any] | None:
+    """Where the entry is appended to index.yaml in place (offset, length, digest: what
+    recovery needs to cut a torn append back), or None when the index is rendered whole."""
+    index = inputs.index
+    if not can_append(index, inputs.index_size):
+        notes.append(f"index.yaml: rendered whole ({_why_whole(index, inputs.index_size)})")
+        return None
+    notes.append(f"index.yaml: the entry is appended in place at byte {index.size:,}")
+    return {"offset": index.size, "length": len(entry_text(entry)), "digest": entry_digest(entry)}
+
+
+def _committing_meta(
+    inputs: CommitInputs, entry: ChunkEntry, index_append: dict[str, Any] | None
+) -> dict[str, Any]:
+    """The pending sidecar in state `committing`: with the chunk id, summary, entry (and the
+    append's place) recorded, recovery can finish the pass from it alone."""
+    meta = dict(inputs.pending_meta)
+    meta.update(state="committing", chunk_id=inputs.chunk_id, summary=inputs.summaries.summary)
+    meta["entry"] = entry.to_dict()
+    if index_append is not None:
+        meta["index_append"] = index_append
+    return meta
 
 
 def _turn_start_chunk(plan: CompactionPlan, chunk_id: str) -> dict[str, str | None]:

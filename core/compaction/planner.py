@@ -337,23 +337,23 @@ def plan_compaction(
         )
         notes.append(f"no compaction: {reason}")
         return _no_cut(base, reason, total, notes)
-    cut, pulled = chosen.cut_index, chosen.pulled_in
-    moves = 0
-    predicted: int | None = None
+    final = _FinalCut(chosen.cut_index, chosen.pulled_in)
     if headroom is not None:
-        cut, pulled, moves, predicted = _headroom(an, toks, cut, pulled, headroom, notes)
-    return _cut_plan(
-        an,
-        chosen,
-        cut,
-        toks,
-        base,
-        notes,
-        pulled=pulled,
-        headroom_moves=moves,
-        predicted_after_tokens=predicted,
-        headroom_limit=headroom.limit if headroom is not None and headroom.active else None,
-    )
+        final = _headroom(an, toks, final, headroom, notes)
+    return _cut_plan(an, chosen, final, toks, base, notes)
+
+
+@dataclass(frozen=True)
+class _FinalCut:
+    """The cut a path chose, once headroom had its say: where, the leading context pulled in,
+    and what headroom did (legal cuts moved, the predicted prompt after, the limit it kept
+    below; none of them without headroom)."""
+
+    index: int
+    pulled: Span | None
+    headroom_moves: int = 0
+    predicted_after_tokens: int | None = None
+    headroom_limit: int | None = None
 
 
 def _token_estimates(events: Sequence[Event], tokens: Sequence[int] | None) -> list[int]:
@@ -390,17 +390,13 @@ def _no_cut(base: dict[str, Any], reason: str, total: int, notes: list[str]) -> 
 def _cut_plan(
     an: _Analysis,
     chosen: PathTrace,
-    c: int,
+    final: _FinalCut,
     toks: Sequence[int],
     base: dict[str, Any],
     notes: list[str],
-    *,
-    pulled: Span | None,
-    headroom_moves: int,
-    predicted_after_tokens: int | None,
-    headroom_limit: int | None,
 ) -> CompactionPlan:
-    """The plan for the final cut `c`: root pin, split turn, ranges and estimates."""
+    """The plan for the final cut: root pin, split turn, ranges and estimates."""
+    c = final.index
     events = an.events
     n = an.n
     total = sum(toks)
@@ -453,14 +449,14 @@ def _cut_plan(
         turn_start_event_id=turn.start_event_id if is_split else None,
         history=history,
         prefix=prefix,
-        pulled_in=pulled,
+        pulled_in=final.pulled,
         reason=None,
         kept_tokens_estimate=kept,
         compacted_tokens=total - kept,
         notes=tuple(notes),
-        headroom_moves=headroom_moves,
-        predicted_after_tokens=predicted_after_tokens,
-        headroom_limit=headroom_limit,
+        headroom_moves=final.headroom_moves,
+        predicted_after_tokens=final.predicted_after_tokens,
+        headroom_limit=final.headroom_limit,
         turn_continued=turn.continued,
         turn_start_chunk_id=turn.chunk_id,
         turn_request=turn.request,
@@ -799,30 +795,30 @@ def _request_of(event: Event) -> str | None:
     return line if len(line) <= 80 else line[:79] + "…"
 
 
-def _headroom(
-    an: _Analysis,
-    toks: Sequence[int],
-    c: int,
-    pulled: Span | None,
-    hr: Headroom,
-    notes: list[str],
-) -> tuple[int, Span | None, int, int]:
-    """(cut, pulled-in span, moves, predicted prompt after): while headroom applies and the
-    predicted prompt after the pass is above its limit, the next legal cut, with leading
-    context pulled in again; never past the last legal cut (contract §5, Headroom)."""
-    pre = [0]
-    for t in toks:
-        pre.append(pre[-1] + t)
-    total = pre[-1]
-    n = an.n
-    # Built when the cut has to move: first_open[c], the first event at or after c that is
-    # not ambient context (n: none); last_start[c], the last turn boundary or synthetic event
-    # before c (-1: none). With them each candidate's split-turn check is O(1), as
-    # _split_turn decides it (the first prediction asks _split_turn itself).
-    first_open: list[int] = []
-    last_start: list[int] = []
+class _PromptAfter:
+    """The predicted prompt after a pass for each candidate cut (contract §5, Headroom).
 
-    def build() -> None:
+    Prefix sums make the kept and compacted estimates O(1) per cut. The split-turn check is
+    O(1) too once the turn tables are built — only when the cut has to move (`index_turns`);
+    until then a prediction asks _split_turn itself, as the plan does."""
+
+    def __init__(self, an: _Analysis, toks: Sequence[int], hr: Headroom) -> None:
+        self.an, self.toks, self.hr = an, toks, hr
+        self.pre = [0]
+        for t in toks:
+            self.pre.append(self.pre[-1] + t)
+        self.total = self.pre[-1]
+        self.first_open: list[int] = []
+        """first_open[c]: the first event at or after c that is not ambient context (n: none)."""
+        self.last_start: list[int] = []
+        """last_start[c]: the last turn boundary or synthetic event before c (-1: none)."""
+
+    def index_turns(self) -> None:
+        """Build the two tables the split-turn check reads (once)."""
+        if self.first_open:
+            return
+        an, n = self.an, self.an.n
+        first_open, last_start = self.first_open, self.last_start
         first_open.extend([n] * (n + 1))
         for i in range(n - 1, -1, -1):
             first_open[i] = first_open[i + 1] if an.ambient[i] else i
@@ -831,23 +827,28 @@ def _headroom(
             starts = an.classes[i] is CutClass.BOUNDARY or is_synthetic(an.events[i])
             last_start[i + 1] = i if starts else last_start[i]
 
-    def split_start(cut: int, pinned: int | None) -> int | None:
-        if not first_open:
+    def split_start(self, cut: int, pinned: int | None) -> int | None:
+        """The start of the turn a cut at `cut` splits (None: not a split turn), as
+        _split_turn decides it."""
+        an = self.an
+        if not self.first_open:
             return _split_turn(an, cut, pinned, []).start_index
-        f = first_open[cut]
-        if f == n or an.classes[f] is CutClass.BOUNDARY:
+        f = self.first_open[cut]
+        if f == an.n or an.classes[f] is CutClass.BOUNDARY:
             return None
         if an.root is None or an.root >= f:
             return None
-        s = last_start[cut]
+        s = self.last_start[cut]
         if an.classes[s] is CutClass.BOUNDARY and s == pinned and cut == s + 1:
             return None
         return s
 
-    def predict(cut: int) -> int:
+    def predict(self, cut: int) -> int:
+        """The prompt after a pass cutting at `cut`, as the provider will count it."""
+        an, toks, pre, total = self.an, self.toks, self.pre, self.total
         pinned = an.root if an.root is not None and an.root < cut else None
         kept = total - pre[cut] + (toks[pinned] if pinned is not None else 0)
-        start = split_start(cut, pinned)
+        start = self.split_start(cut, pinned)
         prefix: tuple[int, bool] | None = None
         if start is not None:
             s = start
@@ -856,9 +857,19 @@ def _headroom(
             )
             history = s - (1 if pinned is not None and pinned < s else 0)
             prefix = (in_prefix, history > 0)
-        return hr.predict_after(kept, total - kept, prefix)
+        return self.hr.predict_after(kept, total - kept, prefix)
 
-    predicted = predict(c)
+
+def _headroom(
+    an: _Analysis, toks: Sequence[int], chosen: _FinalCut, hr: Headroom, notes: list[str]
+) -> _FinalCut:
+    """The cut with the predicted prompt after the pass: while headroom applies and that
+    prediction is above its limit, the next legal cut, with leading context pulled in again;
+    never past the last legal cut (contract §5, Headroom)."""
+    c, pulled = chosen.index, chosen.pulled
+    active_limit = hr.limit if hr.active else None
+    after = _PromptAfter(an, toks, hr)
+    predicted = after.predict(c)
     limit = hr.limit
     if not hr.active or limit is None:
         if hr.threshold is not None and not hr.active:
@@ -867,25 +878,9 @@ def _headroom(
                 f"{_s(hr.calibration.samples)}, it needs 2); predicted prompt after the pass "
                 f"{predicted:,}"
             )
-        return c, pulled, 0, predicted
+        return _FinalCut(c, pulled, 0, predicted, active_limit)
     start, first = c, predicted
-    c_pre = pulled[1] if pulled is not None else c
-    moves = 0
-    while predicted > limit:
-        if not first_open:
-            build()
-        nxt = an.next_legal_after(c_pre)
-        if nxt is None:
-            notes.append(
-                f"headroom: predicted prompt after the pass {predicted:,} is still above "
-                f"{limit:,}, but no legal cut lies after {c_pre}: the cut stays at {c}"
-            )
-            break
-        c_pre = nxt
-        c = an.ambient_start[c_pre]
-        pulled = (c, c_pre) if c < c_pre else None
-        moves += 1
-        predicted = predict(c)
+    c, pulled, moves, predicted = _move_cut(after, c, pulled, predicted, limit, notes)
     why = (
         f"threshold {hr.threshold:,} − compact_headroom_percent {hr.headroom_percent:g}% × "
         f"window {hr.window:,} = {limit:,}"
@@ -899,6 +894,37 @@ def _headroom(
         )
     else:
         notes.append(f"headroom: predicted prompt after the pass {predicted:,} ≤ {why}")
+    return _FinalCut(c, pulled, moves, predicted, active_limit)
+
+
+def _move_cut(
+    after: _PromptAfter,
+    c: int,
+    pulled: Span | None,
+    predicted: int,
+    limit: int,
+    notes: list[str],
+) -> tuple[int, Span | None, int, int]:
+    """(cut, pulled-in span, moves, predicted): the cut stepped from legal cut to legal cut
+    (from the one before pull-in, pulling in again) until the prediction is within `limit`
+    or no legal cut is left — the headroom loop, apart from the notes that explain it."""
+    an = after.an
+    c_pre = pulled[1] if pulled is not None else c
+    moves = 0
+    while predicted > limit:
+        after.index_turns()
+        nxt = an.next_legal_after(c_pre)
+        if nxt is None:
+            notes.append(
+                f"headroom: predicted prompt after the pass {predicted:,} is still above "
+                f"{limit:,}, but no legal cut lies after {c_pre}: the cut stays at {c}"
+            )
+            break
+        c_pre = nxt
+        c = an.ambient_start[c_pre]
+        pulled = (c, c_pre) if c < c_pre else None
+        moves += 1
+        predicted = after.predict(c)
     return c, pulled, moves, predicted
 
 

@@ -178,23 +178,15 @@ def read_trigger(
     model = model or state.model
     calibration = state.calibration(config.window_for(model))
     size = state.prompt_size(event_ids, tokens, calibration)
-    if prompt_tokens is not None:
-        decision = should_compress(
-            prompt_tokens=prompt_tokens,
-            event_count=len(event_ids),
-            config=config,
-            model=model,
-            prompt_source="recorded",
-        )
-    else:
-        decision = should_compress(
-            prompt_tokens=size.tokens,
-            event_count=len(event_ids),
-            config=config,
-            model=model,
-            prompt_source=size.source,
-            count_rule_too=not size.ever_recorded,
-        )
+    given = prompt_tokens is not None
+    decision = should_compress(
+        prompt_tokens=prompt_tokens if given else size.tokens,
+        event_count=len(event_ids),
+        config=config,
+        model=model,
+        prompt_source="recorded" if given else size.source,
+        count_rule_too=not given and not size.ever_recorded,
+    )
     return TriggerReading(size, calibration, decision)
 
 

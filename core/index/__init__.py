@@ -1,2 +1,3 @@
-"""index.yaml and the chunk files: the index's text format, its scanner and reader, the
-derived catalog, and the chunk and pending evidence files beside it."""
+"""index.yaml and the chunk files: the index's text format and scanner (pure), its reader and
+cache, the derived catalog (every write of the index), its one freshness stamp, and the chunk
+and pending evidence files beside it."""

@@ -15,7 +15,12 @@ catalog is used up to the last line that still matches. Anything else — anothe
 whole rewrite), no matching line, an unreadable catalog, a tail not in the writer's layout —
 rebuilds the catalog from a full parse. A catalog is never needed: deleting it costs one
 rebuild. A file the writer could not have produced (hand-edited, entries skipped with
-warnings) is answered from the full parse and gets no catalog.
+warnings) is answered from the full parse and gets no catalog. The stamp a line carries and the
+catch-up after an append are core.index.stamp's (recall.sqlite keeps the same stamp).
+
+Every write of index.yaml is here, so the catalog never lags a write of this process: whole
+(`write_index`, the catalog written from the same entries), one entry appended in place
+(`append_index_entry`), a torn append cut back (`truncate_torn_append`).
 """
 
 from __future__ import annotations
@@ -25,8 +30,6 @@ import fcntl
 import hashlib
 import json
 import os
-import re
-import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,16 +37,29 @@ from typing import Any, overload
 
 import yaml
 
-from core.compaction.summaries import FoldStat, fold_stat
-from core.errors import BadInputError, IndexCorruptError, SessionMemoryError, StoreError
-from core.index.chunks import (
-    INDEX_VERSION,
+from core.compaction.summaries import FoldStat, fold_stat, render_summary_md_window
+from core.errors import IndexCorruptError, SessionMemoryError, StoreError
+from core.index.chunk_files import make_dir
+from core.index.format import (
+    INDEX_HEAD,
     ChunkEntry,
     IndexRead,
-    read_index,
+    ends_closed,
+    entries_after,
+    index_text,
+    next_chunk_id,
     render_index,
+    text_digest,
 )
-from core.index.scan import scan_entries
+from core.index.reader import count_index, read_index
+from core.index.stamp import (
+    TAIL_BYTES,
+    Appended,
+    IndexStamp,
+    appended_since,
+    stamp_at,
+    tail_digest,
+)
 from core.store.atomic import (
     atomic_write_bytes,
     open_no_symlink,
@@ -53,16 +69,11 @@ from core.store.atomic import (
 )
 from core.store.faults import fault_point, fault_wanted
 from core.store.paths import MemoryPaths
+from core.store.stat_cache import StatCache, StatKey, stat_key
 from core.yaml_safe import strict_load
 
 CATALOG_VERSION = 1
 CATALOG_NAME = "index.catalog"
-INDEX_HEAD = f"version: {INDEX_VERSION}\nchunks:\n".encode()
-"""How an index.yaml the writer produced begins when it has entries; entries follow, each
-starting with `- ` at column 0 (the only column-0 text after this head)."""
-TAIL_BYTES = 64
-_ENTRY_START_RE = re.compile(rb"^- ", re.M)
-_COLUMN0_RE = re.compile(rb"^(?!- )[^\s]", re.M)
 
 
 def catalog_path(paths: MemoryPaths) -> Path:
@@ -74,10 +85,6 @@ def _key(text: str | None) -> str | None:
     if text is None:
         return None
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
-
-
-def _tail_digest(data: bytes) -> str:
-    return hashlib.blake2b(data[-TAIL_BYTES:], digest_size=12).hexdigest()
 
 
 @dataclass
@@ -186,10 +193,8 @@ class Catalog:
 
     def next_chunk_id(self) -> str:
         """`chunk_NNNN` after the highest `chunk_NNNN` in the index
-        (core.index.chunks.next_chunk_id;
-        the highest number is kept, so a live process pays for the scan once)."""
-        from core.index.chunks import next_chunk_id
-
+        (core.index.format.next_chunk_id; the highest number is kept, so a live process pays
+        for the scan once)."""
         ids = self.entries.ids()
         if self._highest is None or self._highest[0] > len(ids):
             self._highest = (0, "chunk_0001")
@@ -257,8 +262,6 @@ class Catalog:
     ) -> str:
         """summary.md for these entries (plus `extra`, an entry about to be added), reading
         only the summaries it shows (core.compaction.summaries.render_summary_md_window)."""
-        from core.compaction.summaries import render_summary_md_window
-
         count = len(self.entries) + (1 if extra else 0)
 
         def chunk_at(i: int) -> tuple[str, str]:
@@ -467,58 +470,6 @@ def _light(entry: ChunkEntry, start: int, end: int, stat: FoldStat, total: int) 
     )
 
 
-def _segments(data: bytes, base: int) -> list[tuple[int, int]] | None:
-    """Byte ranges of the entries after `base`, or None when the text is not in the writer's
-    layout (column-0 text other than `- `, no final newline)."""
-    if len(data) == base:
-        return []
-    if not data.endswith(b"\n") or _COLUMN0_RE.search(data, base):
-        return None
-    starts = [m.start() for m in _ENTRY_START_RE.finditer(data, base)]
-    if not starts or starts[0] != base:
-        return None
-    return list(zip(starts, [*starts[1:], len(data)], strict=True))
-
-
-def _parse_tail(
-    path: Path, data: bytes, base: int, known: set[str]
-) -> list[tuple[ChunkEntry, int, int]] | None:
-    """The entries in data[base:] (the writer's layout, valid entries only), else None."""
-    segments = _segments(data, base)
-    if segments is None:
-        return None
-    if not segments:
-        return []
-    doc = scan_entries(data[base:])  # the strict loader's items, scanned (core.index.scan)
-    if doc is None:
-        try:
-            doc = strict_load(data[base:])
-        except yaml.YAMLError:
-            return None
-    if not isinstance(doc, list) or len(doc) != len(segments):
-        return None
-    out: list[tuple[ChunkEntry, int, int]] = []
-    seen = set(known)
-    for raw, (start, end) in zip(doc, segments, strict=True):
-        try:
-            entry = ChunkEntry.from_dict(raw, str(path))
-        except (SessionMemoryError, BadInputError):
-            return None
-        if entry.chunk_id in seen:
-            return None
-        seen.add(entry.chunk_id)
-        out.append((entry, start, end))
-    return out
-
-
-def _closed(data: bytes) -> bool:
-    """index.yaml ends with a `...` document-end line (written after a `|+` summary by
-    versions before the fix, with a catalog that took it for appendable): an entry appended
-    after it would make the file unreadable, so the next pass writes the file whole. (A
-    parse of the text finds no writer's layout there: `_segments` refuses column-0 text.)"""
-    return data.endswith(b"\n...\n") or data.endswith(b"\n...")
-
-
 def _read_index_bytes(path: Path) -> bytes:
     """index.yaml whole; StoreError naming it (never a bare OSError: a FIFO, a link)."""
     try:
@@ -547,32 +498,22 @@ def _pread(path: Path, start: int, end: int) -> bytes:
         os.close(fd)
 
 
-_CACHE: dict[str, tuple[tuple[Any, ...], Catalog]] = {}
-_CACHE_GUARD = threading.Lock()
+_CACHE: StatCache[Catalog] = StatCache(32)
 
 
-def _files_key(paths: MemoryPaths) -> tuple[Any, ...] | None:
+def _files_key(paths: MemoryPaths) -> tuple[StatKey, StatKey] | None:
     """index.yaml's and the catalog's inode, size and mtime: a process reuses what it read
     while neither changed (a live agent's passes and prompts read it once)."""
-    try:
-        a = os.stat(paths.index, follow_symlinks=False)
-    except OSError:
+    index = stat_key(paths.index)
+    if index is None:
         return None
-    try:
-        b = os.stat(catalog_path(paths), follow_symlinks=False)
-        cat: tuple[int, int, int] = (b.st_ino, b.st_size, b.st_mtime_ns)
-    except OSError:
-        cat = (0, 0, 0)
-    return (a.st_ino, a.st_size, a.st_mtime_ns, *cat)
+    return (index, stat_key(catalog_path(paths)) or (0, 0, 0))
 
 
 def _remember(paths: MemoryPaths, catalog: Catalog) -> Catalog:
     key = _files_key(paths)
-    if key is not None and catalog.appendable and catalog.size == key[1]:
-        with _CACHE_GUARD:
-            if len(_CACHE) > 32:
-                _CACHE.clear()
-            _CACHE[str(paths.index)] = (key, catalog.copy())
+    if key is not None and catalog.appendable and catalog.size == key[0][1]:
+        _CACHE.put(str(paths.index), key, catalog.copy())
     return catalog
 
 
@@ -581,11 +522,9 @@ def read_catalog(paths: MemoryPaths, *, write: bool = True) -> Catalog:
     exactly when `read_index` would raise it. `write=False` never touches the catalog file
     (an archived session is read-only)."""
     paths.ensure_inside_root(paths.chunks_dir)
-    key = _files_key(paths)
-    with _CACHE_GUARD:
-        cached = _CACHE.get(str(paths.index))
-    if cached is not None and key is not None and cached[0] == key:
-        return cached[1].copy()
+    cached = _CACHE.get(str(paths.index), _files_key(paths))
+    if cached is not None:
+        return cached.copy()
     return _remember(paths, _read_catalog(paths, write=write))
 
 
@@ -607,30 +546,36 @@ def _read_catalog(paths: MemoryPaths, *, write: bool) -> Catalog:
         if (ino != st.st_ino and not exact) or entry.end > st.st_size:
             continue
         tail_bytes = _pread(path, max(0, entry.end - TAIL_BYTES), entry.end)
-        if _tail_digest(tail_bytes) != tail:
+        if tail_digest(tail_bytes) != tail:
             continue
         kept = CatalogEntries([*lines[:k], entry], ids)
         newest = k == len(lines) - 1 and whole  # else lines after it are dropped or damaged
         if exact:
             if not newest and write:
-                _rewrite(paths, kept, st)
-            appendable = not _closed(tail_bytes)
+                _rewrite(paths, kept, st.st_ino, st.st_mtime_ns)
+            appendable = not ends_closed(tail_bytes)
             return Catalog(paths, kept, exists=True, appendable=appendable, size=st.st_size)
         if entry.end == st.st_size and k == len(lines) - 1:
             break  # the same size, another mtime: rewritten in place, not appended to
-        data = _read_index_bytes(path)
         known = {kept.chunk_id(i) for i in range(len(kept))}
-        tail_entries = _parse_tail(path, data, entry.end, known)
-        if tail_entries is None:
+        appended = appended_since(path, IndexStamp(ino, entry.end, tail), known)
+        if appended is None:
             break
         catalog = Catalog(paths, CatalogEntries(kept._items, ids), exists=True, appendable=True)
-        catalog.size = len(data)
-        _extend(catalog, tail_entries)
+        catalog.size = appended.size
+        _extend(catalog, appended.entries)
         if write:
             if newest:
-                _append_lines(paths, catalog.entries[len(kept) :], data, st)
+                _append_lines(paths, catalog.entries[len(kept) :], appended)
             else:
-                _rewrite(paths, catalog.entries, st, data)
+                _rewrite(
+                    paths,
+                    catalog.entries,
+                    appended.ino,
+                    appended.mtime_ns,
+                    appended.data,
+                    appended.base,
+                )
         return catalog
     return rebuild_catalog(paths, write=write)
 
@@ -656,7 +601,7 @@ def rebuild_catalog(paths: MemoryPaths, *, write: bool = True) -> Catalog:
         return Catalog(paths, CatalogEntries(), exists=False)
     data = _read_index_bytes(path)
     full: IndexRead = read_index(paths)
-    tail = _parse_tail(path, data, len(INDEX_HEAD), set()) if data.startswith(INDEX_HEAD) else None
+    tail = entries_after(data, len(INDEX_HEAD), (), path) if data.startswith(INDEX_HEAD) else None
     if tail is None or full.warnings or len(tail) != len(full.entries):
         catalog = Catalog(
             paths, CatalogEntries(), warnings=list(full.warnings), exists=True, rebuilt=True
@@ -673,7 +618,8 @@ def rebuild_catalog(paths: MemoryPaths, *, write: bool = True) -> Catalog:
     )
     _extend(catalog, tail)
     if write:
-        _rewrite(paths, catalog.entries, os.stat(path, follow_symlinks=False), data)
+        st = os.stat(path, follow_symlinks=False)
+        _rewrite(paths, catalog.entries, st.st_ino, st.st_mtime_ns, data)
     return catalog
 
 
@@ -681,44 +627,51 @@ def rebuild_catalog(paths: MemoryPaths, *, write: bool = True) -> Catalog:
 
 
 def _stamps(
-    entries: Sequence[CatalogEntry], st: os.stat_result, data: bytes | None, path: Path
+    entries: Sequence[CatalogEntry],
+    ino: int,
+    mtime_ns: int,
+    path: Path,
+    data: bytes | None = None,
+    base: int = 0,
 ) -> bytes:
-    """Lines for `entries`; every line is stamped as if the file ended at that entry (only
-    the last one with the file's real mtime: earlier ones match only after a truncation)."""
+    """Lines for `entries`; every line is stamped as if the file ended at that entry
+    (core.index.stamp; only the last one with the file's real mtime: earlier ones match only
+    after a truncation). `data`: the file's bytes from offset `base`, else each is read."""
     out: list[bytes] = []
     for i, e in enumerate(entries):
-        chunk = data[max(0, e.end - TAIL_BYTES) : e.end] if data is not None else None
-        if chunk is None:
-            chunk = _pread(path, max(0, e.end - TAIL_BYTES), e.end)
+        if data is not None and max(0, e.end - TAIL_BYTES) >= base:
+            tail = stamp_at(ino, data, e.end, base).tail
+        else:
+            tail = tail_digest(_pread(path, max(0, e.end - TAIL_BYTES), e.end))
         last = i == len(entries) - 1
-        out.append(_line(e, st.st_ino, e.end, st.st_mtime_ns if last else 0, _tail_digest(chunk)))
+        out.append(_line(e, ino, e.end, mtime_ns if last else 0, tail))
     return b"".join(out)
 
 
 def _rewrite(
     paths: MemoryPaths,
     entries: Sequence[CatalogEntry],
-    st: os.stat_result,
+    ino: int,
+    mtime_ns: int,
     data: bytes | None = None,
+    base: int = 0,
 ) -> None:
     """Write the whole catalog (a derived file: no folder fsync, a failure only costs a
     rebuild later)."""
     with contextlib.suppress(OSError, SessionMemoryError):
         atomic_write_bytes(
             catalog_path(paths),
-            _stamps(entries, st, data, paths.index),
+            _stamps(entries, ino, mtime_ns, paths.index, data, base),
             sync_folder=False,
         )
 
 
-def _append_lines(
-    paths: MemoryPaths, new: list[CatalogEntry], data: bytes | None, st: os.stat_result
-) -> None:
+def _append_lines(paths: MemoryPaths, new: list[CatalogEntry], appended: Appended) -> None:
     """Append lines for entries just added; under an flock, and only when the catalog is
     still the size this process read (another reader may have caught up already)."""
     if not new:
         return
-    blob = _stamps(new, st, data, paths.index)
+    blob = _stamps(new, appended.ino, appended.mtime_ns, paths.index, appended.data, appended.base)
     target = catalog_path(paths)
     try:
         fd = open_no_symlink(target, os.O_WRONLY | os.O_APPEND)
@@ -772,7 +725,7 @@ def append_index_entry(paths: MemoryPaths, catalog: Catalog, entry: ChunkEntry) 
     had = bool(catalog.entries)
     catalog.entries.append(light)
     catalog.size = end
-    tail = _tail_digest(_pread(paths.index, max(0, end - TAIL_BYTES), end))
+    tail = tail_digest(_pread(paths.index, max(0, end - TAIL_BYTES), end))
     line = _line(light, st.st_ino, end, st.st_mtime_ns, tail)
     target = catalog_path(paths)
     if had:
@@ -790,12 +743,35 @@ def append_index_entry(paths: MemoryPaths, catalog: Catalog, entry: ChunkEntry) 
         finally:
             os.close(cfd)
     else:
-        _rewrite(paths, catalog.entries, st)
+        _rewrite(paths, catalog.entries, st.st_ino, st.st_mtime_ns)
     _remember(paths, catalog)
     return offset, len(body)
 
 
-def write_catalog_for(
+def write_index(paths: MemoryPaths, entries: Sequence[ChunkEntry]) -> None:
+    """Atomically write index.yaml whole (caller holds the session lock), and its catalog
+    from the same entries, so the next reader needs no full parse.
+
+    The text is `version`/`chunks:` and each entry rendered alone, one after the other:
+    byte for byte what `render_index(entries)` gives, and what a pass appends to."""
+    data, bodies = index_text(entries)
+    make_dir(paths, paths.chunks_dir)
+    atomic_write_bytes(paths.index, data)
+    if entries:
+        _write_catalog_for(paths, list(entries), bodies, data)
+
+
+def chunk_count(paths: MemoryPaths) -> int:
+    """How many chunks the index holds (IndexCorruptError / StoreError as read_index),
+    without building its entries: from chunks/index.catalog when a pass left one (~20 ms
+    cold at 10k chunks; never written from here), else core.index.reader.count_index."""
+    paths.ensure_inside_root(paths.chunks_dir)
+    if catalog_path(paths).is_file():
+        return len(read_catalog(paths, write=False))
+    return count_index(paths)
+
+
+def _write_catalog_for(
     paths: MemoryPaths, entries: list[ChunkEntry], bodies: list[bytes], data: bytes
 ) -> None:
     """The catalog of an index.yaml just written whole from `entries` (`bodies`: each
@@ -813,7 +789,7 @@ def write_catalog_for(
         spans.append((entry, offset, offset + len(body)))
         offset += len(body)
     _extend(catalog, spans)
-    _rewrite(paths, catalog.entries, st, data)
+    _rewrite(paths, catalog.entries, st.st_ino, st.st_mtime_ns, data)
 
 
 def truncate_torn_append(paths: MemoryPaths, offset: int, length: int, digest: str) -> bool:
@@ -824,7 +800,7 @@ def truncate_torn_append(paths: MemoryPaths, offset: int, length: int, digest: s
     if st is None or st.st_size <= offset:
         return False
     written = _pread(paths.index, offset, offset + length)
-    if st.st_size == offset + length and _text_digest(written) == digest:
+    if st.st_size == offset + length and text_digest(written) == digest:
         return False
     try:
         fd = open_no_symlink(paths.index, os.O_WRONLY)
@@ -840,31 +816,17 @@ def truncate_torn_append(paths: MemoryPaths, offset: int, length: int, digest: s
     return True
 
 
-def _text_digest(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
-
-
-def entry_text(entry: ChunkEntry) -> bytes:
-    """The bytes `append_index_entry` writes for `entry`."""
-    return render_index([entry]).encode("utf-8")[len(INDEX_HEAD) :]
-
-
-def entry_digest(entry: ChunkEntry) -> str:
-    return _text_digest(entry_text(entry))
-
-
 __all__ = [
     "CATALOG_NAME",
     "Catalog",
     "CatalogEntry",
     "append_index_entry",
     "catalog_path",
-    "entry_digest",
-    "entry_text",
+    "chunk_count",
     "read_catalog",
     "read_entry",
     "read_summary",
     "rebuild_catalog",
     "truncate_torn_append",
-    "write_catalog_for",
+    "write_index",
 ]

@@ -1,4 +1,4 @@
-"""index.yaml read by a line scanner, for the shape `core.index.chunks.render_index` writes.
+"""index.yaml read by a line scanner, for the shape `core.index.format.render_index` writes.
 
 The general YAML loader builds a 10,000-chunk index (~43 MB) in 2–3 s, and every pass that
 rebuilds the catalog, every repair and recovery and the TUI's Chunks tab pays it. The index has

@@ -37,6 +37,7 @@ from typing import Any
 from core.compaction.commit_plan import (
     ArchiveFacts,
     ChunkSummaries,
+    CommitInputs,
     CommitPlan,
     build_commit,
     can_append,
@@ -53,18 +54,10 @@ from core.compaction.trigger import TriggerDecision, trigger_for
 from core.config import CompactionConfig
 from core.errors import IndexCorruptError, SessionMemoryError, StoreError
 from core.events import Event, new_event_id, now_ts
-from core.index.catalog import (
-    Catalog,
-    append_index_entry,
-    read_catalog,
-)
-from core.index.chunks import (
-    delete_pending,
-    new_pending_id,
-    next_chunk_id,
-    pending_meta_bytes,
-    write_chunk_file,
-)
+from core.index.catalog import Catalog, append_index_entry, read_catalog
+from core.index.chunk_files import write_chunk_file
+from core.index.format import next_chunk_id
+from core.index.pending import delete_pending, new_pending_id, pending_meta_bytes
 from core.jsonl import stored_events_bytes
 from core.maintenance.recovery import maintenance_slot as maintenance_slot
 from core.maintenance.recovery import recover_locked
@@ -365,18 +358,18 @@ class CompactionPass:
             self.clock.restart()
             index_size = index_key[2] if index_key is not None else 0
             appending = can_append(catalog, index_size)
-            commit = build_commit(
-                prep.plan,
-                prep.snap,
-                summaries,
-                self.config,
+            inputs = CommitInputs(
+                plan=prep.plan,
+                snapshot=prep.snap,
+                summaries=summaries,
                 index=catalog,
-                chunk_id=_free_chunk_id(self.paths, catalog),
                 index_size=index_size,
                 archive=_archive_facts(self.paths, catalog, self.config, appending),
+                chunk_id=_free_chunk_id(self.paths, catalog),
                 pending_meta=pending.meta,
                 trigger=prep.decision.trigger,
             )
+            commit = build_commit(inputs, self.config)
         except (StoreError, IndexCorruptError):
             self._abandon_if_rotated()
             raise
@@ -683,7 +676,7 @@ def _stat_key(path: Path) -> tuple[int, int, int, int] | None:
 
 
 def _meta_bytes(meta: dict[str, Any], where: Path) -> bytes:
-    """A pending sidecar as `write_pending` writes it (core.index.chunks.pending_meta_bytes)."""
+    """A pending sidecar as `write_pending` writes it (core.index.pending.pending_meta_bytes)."""
     return pending_meta_bytes(meta, where)
 
 

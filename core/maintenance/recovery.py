@@ -31,19 +31,17 @@ from core.index.catalog import (
     read_catalog,
     rebuild_catalog,
     truncate_torn_append,
-)
-from core.index.chunks import (
-    ChunkEntry,
-    PendingEvidence,
-    chunk_file_names,
-    delete_pending,
-    list_chunk_files,
-    list_pending,
-    read_chunk_events,
-    read_index,
-    write_chunk_file,
     write_index,
 )
+from core.index.chunk_files import (
+    chunk_file_names,
+    list_chunk_files,
+    read_chunk_events,
+    write_chunk_file,
+)
+from core.index.format import ChunkEntry
+from core.index.pending import PendingEvidence, delete_pending, list_pending
+from core.index.reader import read_index
 from core.redact import redact_secrets
 from core.status import archive_info, unreadable_archive
 from core.store.atomic import (

@@ -11,7 +11,8 @@ from typing import Any
 from core.config import CompactionConfig
 from core.errors import BadInputError, SessionMemoryError, StoreError
 from core.events import now_ts
-from core.index.chunks import list_chunk_files, list_pending
+from core.index.chunk_files import list_chunk_files
+from core.index.pending import list_pending
 from core.maintenance.recovery import maintenance_slot, recover_archive, recover_locked
 from core.store.atomic import fsync_dir
 from core.store.faults import fault_point

@@ -753,44 +753,93 @@ def search(parts: Sequence[Part], query: str, limit: int = 5) -> RecallResult:
         return RecallResult([], 0)
     window = limit + PHRASE_WINDOW if q.phrases or q.exact else limit
     scores, found, weights = _score(parts, q, terms, n_docs, window)
-    if not scores:
+    read = _Candidates(parts)
+    ranked = _first_candidates(scores, window, read.order)
+    if not ranked:
         return RecallResult([], 0)
-    docs: dict[tuple[int, Hashable], RecallDoc] = {}
+    if q.exact_terms:
+        ranked = _with_exact_candidates(parts, q, weights, scores, ranked, read.order)
+    ranked = _lift_verbatim(parts, q, ranked, read, limit)
+    matched_terms = [t for t in terms if t in found]
+    strong = frozenset(t for t in matched_terms if q.weights[t] > 1.0)
+    hits: list[RecallHit] = []
+    for k, score in ranked[:limit]:
+        d = read.doc(k)
+        part = parts[k[0]]
+        hits.append(
+            RecallHit(
+                chunk_id=d.chunk_id,
+                source=d.source,
+                score=score,
+                summary=d.summary,
+                events=_matched_events(read.events(k), matched_terms, strong, q.phrases, q.exact),
+                session_id=part.session_id,
+                archived=part.archived,
+            )
+        )
+    return RecallResult.of(hits)
 
-    def doc_of(k: tuple[int, Hashable]) -> RecallDoc:
-        d = docs.get(k)
+
+class _Candidates:
+    """The candidates' documents and events, each read once (a part may read them from SQLite):
+    ranking reads a document's ids to break ties, and a candidate's events to look for the
+    query's phrases and to list the matched events."""
+
+    def __init__(self, parts: Sequence[Part]) -> None:
+        self.parts = parts
+        self._docs: dict[tuple[int, Hashable], RecallDoc] = {}
+        self._events: dict[tuple[int, Hashable], Sequence[Event]] = {}
+
+    def doc(self, k: tuple[int, Hashable]) -> RecallDoc:
+        d = self._docs.get(k)
         if d is None:
-            d = docs[k] = parts[k[0]].corpus.doc(k[1])
+            d = self._docs[k] = self.parts[k[0]].corpus.doc(k[1])
         return d
 
-    def order(item: tuple[tuple[int, Hashable], float]) -> tuple[float, str, str, str]:
-        d = doc_of(item[0])
-        return (-item[1], d.chunk_id, d.source, parts[item[0][0]].session_id or "")
+    def events(self, k: tuple[int, Hashable]) -> Sequence[Event]:
+        if k not in self._events:
+            self._events[k] = self.doc(k).current_events()
+        return self._events[k]
 
+    def order(self, item: tuple[tuple[int, Hashable], float]) -> tuple[float, str, str, str]:
+        """Rank order: score desc, then chunk id, source and session."""
+        d = self.doc(item[0])
+        return (-item[1], d.chunk_id, d.source, self.parts[item[0][0]].session_id or "")
+
+
+def _first_candidates(
+    scores: dict[tuple[int, Hashable], float],
+    window: int,
+    order: Callable[[tuple[tuple[int, Hashable], float]], tuple[float, str, str, str]],
+) -> list[tuple[tuple[int, Hashable], float]]:
+    """The `window` best positive scores in rank order. Every tie at the window's edge is a
+    candidate before the cut, so the ids, not the order scores came in, break ties."""
     top = heapq.nlargest(window, (s for s in scores.values() if s > 0.0))
     if not top:
-        return RecallResult([], 0)
-    floor = top[-1]  # every tie at the window's edge is a candidate: ids break ties
-    ranked = sorted(((k, s) for k, s in scores.items() if s >= floor), key=order)[:window]
-    if q.exact_terms:
-        ranked = _with_exact_candidates(parts, q, weights, scores, ranked, order)
-    loaded: dict[tuple[int, Hashable], Sequence[Event]] = {}
+        return []
+    floor = top[-1]
+    return sorted(((k, s) for k, s in scores.items() if s >= floor), key=order)[:window]
 
-    def events_of(k: tuple[int, Hashable]) -> Sequence[Event]:
-        if k not in loaded:
-            loaded[k] = doc_of(k).current_events()
-        return loaded[k]
 
+def _lift_verbatim(
+    parts: Sequence[Part],
+    q: QueryTerms,
+    ranked: list[tuple[tuple[int, Hashable], float]],
+    read: _Candidates,
+    limit: int,
+) -> list[tuple[tuple[int, Hashable], float]]:
+    """`ranked` with the candidates that hold a phrase of the query (or, for an exact query,
+    the query itself) verbatim lifted above the rest by the best score, in rank order."""
     if q.phrases and ranked:
         lift = ranked[0][1]
-        ranked = sorted(
+        return sorted(
             (
-                (k, s + lift if _holds_phrase(doc_of(k), events_of(k), q.phrases) else s)
+                (k, s + lift if _holds_phrase(read.doc(k), read.events(k), q.phrases) else s)
                 for k, s in ranked
             ),
-            key=order,
+            key=read.order,
         )
-    elif q.exact and ranked:
+    if q.exact and ranked:
         # Best first, only the candidates that may hold the query are read, and only until
         # `limit` of them hold it: a lifted chunk below those could not reach the results.
         lift = ranked[0][1]
@@ -799,27 +848,10 @@ def search(parts: Sequence[Part], query: str, limit: int = 5) -> RecallResult:
         for k, _s in ranked:
             if len(holders) >= limit:
                 break
-            if k in may_hold and _holds_exact(doc_of(k), events_of(k), q.exact):
+            if k in may_hold and _holds_exact(read.doc(k), read.events(k), q.exact):
                 holders.add(k)
-        ranked = sorted(((k, s + lift if k in holders else s) for k, s in ranked), key=order)
-    hits: list[RecallHit] = []
-    matched_terms = [t for t in terms if t in found]
-    strong = frozenset(t for t in matched_terms if q.weights[t] > 1.0)
-    for k, score in ranked[:limit]:
-        d = doc_of(k)
-        part = parts[k[0]]
-        hits.append(
-            RecallHit(
-                chunk_id=d.chunk_id,
-                source=d.source,
-                score=score,
-                summary=d.summary,
-                events=_matched_events(events_of(k), matched_terms, strong, q.phrases, q.exact),
-                session_id=part.session_id,
-                archived=part.archived,
-            )
-        )
-    return RecallResult.of(hits)
+        return sorted(((k, s + lift if k in holders else s) for k, s in ranked), key=read.order)
+    return ranked
 
 
 def _may_hold(

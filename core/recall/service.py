@@ -20,7 +20,9 @@ from typing import Any
 
 from core.errors import SessionMemoryError, StoreError
 from core.events import Event
-from core.index.chunks import list_pending, read_chunk_events, read_index
+from core.index.chunk_files import read_chunk_events
+from core.index.pending import list_pending
+from core.index.reader import read_index
 from core.recall.ranking import (
     AnalyzedDoc,
     Part,

@@ -56,7 +56,7 @@ if TYPE_CHECKING:  # a cold recall imports neither typing, pathlib, the store no
     from typing import Any
 
     from core.events import Event
-    from core.index.chunks import ChunkEntry
+    from core.index.format import ChunkEntry
     from core.store.paths import MemoryPaths
 
 INDEX_FILE = "recall.sqlite"
@@ -87,17 +87,6 @@ CREATE TABLE IF NOT EXISTS post (
 """
 
 ReadEvents = Callable[["MemoryPaths", str], "list[Event]"]
-
-
-TAIL_BYTES = 64
-
-
-def _end_stamp(ino: int, end: int, tail: bytes) -> str:
-    """Where index.yaml ended when the index last read it: inode, size and a digest of the
-    last TAIL_BYTES bytes (a pass only appends, so these stay in place)."""
-    import hashlib
-
-    return f"{ino}:{end}:{hashlib.blake2b(tail, digest_size=12).hexdigest()}"
 
 
 class RecallIndexUnavailable(Exception):
@@ -742,58 +731,32 @@ class PersistentRecallIndex:
         self.last_sync = SyncReport(added, rebuild, "" if not rebuild else "chunks changed")
 
     def _all_entries(self) -> tuple[list[ChunkEntry], str]:
-        """Every entry of index.yaml (a full parse), and the stamp of the bytes it holds."""
-        from core.index.chunks import read_index
+        """Every entry of index.yaml (a full parse), and the stamp of the bytes it holds
+        (core.index.stamp: taken first, so it is never newer than the entries)."""
+        from core.index.reader import read_index
+        from core.index.stamp import read_stamp
 
-        read = _read_regular(self.index_yaml)
+        stamp = read_stamp(self.index_yaml)
         entries = read_index(self.paths).entries  # its errors (not a regular file, …) stand
-        if read is None:
-            return entries, ""
-        st, data = read
-        return entries, _end_stamp(st.st_ino, len(data), data[-TAIL_BYTES:])
+        return entries, "" if stamp is None else stamp.text()
 
     def _appended_entries(
         self, index_end: str | None, stored: Iterable[str]
     ) -> tuple[list[ChunkEntry], str] | None:
-        """When index.yaml only grew since the last update (a pass appends its entry: the same
-        file, the bytes it ended with still in place), the entries after that end, parsed
-        alone; None when anything else happened (then the whole file is parsed)."""
-        if not index_end:
-            return None
-        try:
-            ino, end, _ = index_end.split(":")
-            read = _read_regular(self.index_yaml, int(end) - TAIL_BYTES)
-        except ValueError:
-            return None
-        if read is None:
-            return None
-        st, data = read
-        # Not grown (the same size, yet changed: rewritten in place) or shorter: the full
-        # parse decides, as the chunk catalog does.
-        if st.st_ino != int(ino) or st.st_size <= int(end) or int(end) < TAIL_BYTES:
-            return None
-        if _end_stamp(st.st_ino, int(end), data[:TAIL_BYTES]) != index_end:
-            return None
-        new_end = _end_stamp(st.st_ino, int(end) - TAIL_BYTES + len(data), data[-TAIL_BYTES:])
-        tail = data[TAIL_BYTES:]
-        if not tail.startswith(b"- "):
-            return None
-        from yaml import YAMLError
+        """When index.yaml only grew since the last update (a pass appends its entry), the
+        entries after the stamp `index_end`, parsed alone (core.index.stamp.appended_since,
+        as the chunk catalog catches up); None when anything else happened, or nothing was
+        appended (the same size, yet changed: rewritten in place): then the whole file is
+        parsed."""
+        from core.index.stamp import IndexStamp, appended_since
 
-        from core.index.chunks import ChunkEntry
-        from core.yaml_safe import strict_load
-
-        try:
-            doc = strict_load(tail)
-            if not isinstance(doc, list):
-                return None
-            entries = [ChunkEntry.from_dict(raw, self.index_yaml) for raw in doc]
-        except (YAMLError, SessionMemoryError, ValueError):  # the full parse decides
+        stamp = IndexStamp.parse(index_end)
+        if stamp is None:
             return None
-        ids = [e.chunk_id for e in entries]
-        if len(set(ids)) != len(ids) or not set(stored).isdisjoint(ids):
+        appended = appended_since(self.index_yaml, stamp, stored)
+        if appended is None or not appended.entries:
             return None
-        return entries, new_end
+        return [entry for entry, _, _ in appended.entries], appended.stamp().text()
 
     def _insert(self, conn: sqlite3.Connection, no: int, entry: ChunkEntry) -> None:
         cid = entry.chunk_id
@@ -905,10 +868,10 @@ class PersistentRecallIndex:
 
 
 def read_chunk_file(paths: MemoryPaths, chunk_id: str) -> list[Event]:
-    """A chunk's events as `core.index.chunks.read_chunk_events` gives them, without importing the
-    store: a clean file (every line a JSON object with a type or role, string fields strings,
-    a final newline) is parsed here; anything else goes to the canonical reader. A missing or
-    unreadable file gives no events (the summary is still searchable)."""
+    """A chunk's events as `core.index.chunk_files.read_chunk_events` gives them, without
+    importing the store: a clean file (every line a JSON object with a type or role, string
+    fields strings, a final newline) is parsed here; anything else goes to the canonical
+    reader. A missing or unreadable file gives no events (the summary is still searchable)."""
     return _read_chunk_at(str(paths.chunks_dir), chunk_id, lambda: paths)
 
 
@@ -951,7 +914,7 @@ def _read_chunk_at(
             events.append(obj)
     if clean:
         return events
-    from core.index.chunks import read_chunk_events
+    from core.index.chunk_files import read_chunk_events
 
     try:
         return read_chunk_events(paths(), chunk_id)[0]

@@ -20,8 +20,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from core.errors import StoreError
-from core.events import Event
-from core.jsonl import parse_event_lines
+from core.jsonl import ParsedLine, parse_event_lines
 from core.store.atomic import open_no_symlink
 from core.tokens import estimate_event_tokens
 
@@ -29,16 +28,11 @@ RAW_KEEP_BYTES = 64 * 1024
 """A corrupt line's bytes are kept up to this size for display (the file keeps them all)."""
 
 
-@dataclass(frozen=True)
-class Record:
-    """One non-blank line of the file: an event, or a corrupt line with its error."""
+@dataclass(frozen=True, slots=True)
+class Record(ParsedLine):
+    """One non-blank line of the file as parsed (an event, or a corrupt line with its error;
+    `raw` kept up to RAW_KEEP_BYTES), with the event's token estimate."""
 
-    line_no: int
-    offset: int
-    length: int
-    event: Event | None
-    error: str | None
-    raw: bytes
     tokens: int
 
 

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from core.transcripts.stream import BuilderParser, nonneg, source_compaction, text_of
+from core.transcripts.stream import BuilderParser, carry_notes, nonneg, source_compaction, text_of
 from core.transcripts.transcript import _iso_ts, _kind
 
 FORMAT = "claude-code"
@@ -178,9 +178,7 @@ class ClaudeCodeParser(BuilderParser):
                 self.stream.skip_unknown(f"assistant {btype} block", line)
 
     def _output(self, event: dict[str, Any]) -> None:
-        if self.thinking:
-            event["meta"]["thinking"] = "\n\n".join(self.thinking)
-            self.thinking = []
+        carry_notes(event, "thinking", self.thinking)
         self.stream.output(event)
 
     def _user(self, value: dict[str, Any], line: int, ts: str | None) -> None:

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from core.transcripts.stream import BuilderParser, nonneg, source_compaction, text_of
+from core.transcripts.stream import BuilderParser, carry_notes, nonneg, source_compaction, text_of
 from core.transcripts.transcript import _arguments, _iso_ts
 
 FORMAT = "codex"
@@ -174,9 +174,7 @@ class CodexParser(BuilderParser):
             self.stream.skip_unknown(f"response_item {itype}", line)
 
     def _output(self, event: dict[str, Any]) -> None:
-        if self.reasoning:
-            event["meta"]["reasoning_summary"] = "\n\n".join(self.reasoning)
-            self.reasoning = []
+        carry_notes(event, "reasoning_summary", self.reasoning)
         if not self.stream.in_call:
             self.awaiting_prompt = True
         self.stream.output(event)

@@ -32,7 +32,7 @@ from typing import Any
 
 from core.compaction.state import MAX_PROMPT_TOKENS
 from core.errors import SessionMemoryError, StoreError
-from core.index.chunks import read_index
+from core.index.reader import read_index
 from core.maintenance.compaction_pass import PassResult
 from core.manager import MemoryManager
 from core.store.atomic import read_bytes_no_symlink

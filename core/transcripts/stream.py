@@ -248,6 +248,14 @@ def text_of(content: Any) -> str:
     return "\n".join(p for p in parts if p)
 
 
+def carry_notes(event: dict[str, Any], key: str, notes: list[str]) -> None:
+    """The open call's notes (Claude Code's thinking, Codex's reasoning summaries) put on its
+    next output event's `meta[key]`, joined, and emptied: they belong to that output alone."""
+    if notes:
+        event["meta"][key] = "\n\n".join(notes)
+        notes.clear()
+
+
 def nonneg(value: Any) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         return None

@@ -350,7 +350,7 @@ class DemoAgent:
     def pending_query(self) -> str | None:
         """A few words of the newest event a crashed pass left in chunks/pending/."""
         from core.events import is_synthetic
-        from core.index.chunks import list_pending
+        from core.index.pending import list_pending
 
         for evidence in reversed(list_pending(self.manager.paths)):
             for event in reversed(evidence.events):

@@ -127,7 +127,7 @@ class DemoPlayer:
         """Chunks in the active session at the end (the rest of the compactions are in the
         archived sessions): the TUI's closing line says where each part is."""
         try:
-            from core.index.chunks import read_index
+            from core.index.reader import read_index
 
             return len(read_index(self.manager.paths).entries)
         except Exception:

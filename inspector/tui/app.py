@@ -39,6 +39,7 @@ from core.config import CompactionConfig, load_config
 from core.manager import MemoryManager
 from inspector.safe_text import one_line
 from inspector.tui.actions import ACTIONS, ActionSpec
+from inspector.tui.app_part import AppWiring
 from inspector.tui.daemon_executor import DaemonExecutor
 from inspector.tui.display import SessionDisplay
 from inspector.tui.first_launch import HINT as FIRST_LAUNCH_HINT
@@ -143,16 +144,11 @@ class InspectorApp(App[int]):
         self.active_manager = MemoryManager(self.memory_dir, self.config, read_only=read_only)
         self.session = DisplayedSession(self.active_manager)
         self.what_if = WhatIf()
-        self.reloader = Reloader(self, self.session, self.config, lambda: self.what_if)
-        self.writes = WriteActions(
-            self,
-            self.session,
-            self.config,
-            probe=self.probe,
-            log=self.log_activity,
-            what_if=lambda: self.what_if,
-            display_root=self.display_root,
+        wiring = AppWiring(
+            self, self.session, self.config, self.probe, self.log_activity, lambda: self.what_if
         )
+        self.reloader = Reloader(wiring)
+        self.writes = WriteActions(wiring, display_root=self.display_root)
         self.keys = KeyRouter(
             self,
             self.BINDINGS,
@@ -160,24 +156,13 @@ class InspectorApp(App[int]):
             refuse=self._refuse,
         )
         self.drawing = SessionDisplay(
-            self,
-            self.session,
-            self.config,
-            probe=self.probe,
-            log=self.log_activity,
+            wiring,
             show_error=self.show_error,
             request=self.reloader.request,
-            what_if=lambda: self.what_if,
             header=lambda: (self.display_root, self.read_only, self._watch_mode()),
         )
         self.hot_tab = HotTab(
-            self,
-            self.session,
-            self.drawing,
-            probe=self.probe,
-            log=self.log_activity,
-            show_tab=self.action_show_tab,
-            request=self.request,
+            wiring, self.drawing, show_tab=self.action_show_tab, request=self.request
         )
         self._last_error: dict[str, str] = {}
 

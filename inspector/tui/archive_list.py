@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING
 from core.errors import SessionMemoryError
 from core.status import ArchiveInfo, archive_info
 from core.store.atomic import open_no_symlink
+from core.store.stat_cache import StatCache, stat_key
 from inspector.safe_text import one_line
 
 if TYPE_CHECKING:
@@ -58,16 +58,7 @@ def first_request(session_dir: Path) -> str:
     return ""
 
 
-def _stat_key(path: Path) -> tuple[int, int, int]:
-    try:
-        st = os.stat(path, follow_symlinks=False)
-    except OSError:
-        return (-1, 0, 0)
-    return (st.st_size, st.st_mtime_ns, st.st_ino)
-
-
-_CACHE: dict[str, tuple[tuple[tuple[int, int, int], ...], ArchiveLight]] = {}
-_GUARD = threading.Lock()
+_CACHE: StatCache[ArchiveLight] = StatCache(4096)
 
 
 def _read_one(memory_dir: Path, child: Path) -> ArchiveLight:
@@ -79,7 +70,7 @@ def list_archives_light(manager: MemoryManager) -> list[ArchiveLight]:
     out: list[ArchiveLight] = []
     for child in manager.paths.archived_sessions():
         key = tuple(
-            _stat_key(p)
+            stat_key(p)
             for p in (
                 child,
                 child / "events.jsonl",
@@ -89,19 +80,15 @@ def list_archives_light(manager: MemoryManager) -> list[ArchiveLight]:
                 child / "chunks" / "pending",
             )
         )
-        with _GUARD:
-            cached = _CACHE.get(str(child))
-        if cached is not None and cached[0] == key:
-            out.append(cached[1])
+        cached = _CACHE.get(str(child), key)
+        if cached is not None:
+            out.append(cached)
             continue
         try:
             light = _read_one(manager.memory_dir, child)
         except (SessionMemoryError, OSError):
             continue
-        with _GUARD:
-            if len(_CACHE) > 4096:
-                _CACHE.clear()
-            _CACHE[str(child)] = (key, light)
+        _CACHE.put(str(child), key, light)
         out.append(light)
     return out
 

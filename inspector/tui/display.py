@@ -13,52 +13,38 @@ import contextlib
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
 
 from rich.text import Text
-from textual.app import App
 from textual.css.query import NoMatches
 from textual.widgets import Static, TabbedContent
 
-from core.config import CompactionConfig
 from core.manager import MemoryManager
+from inspector.tui.app_part import AppPart, AppWiring
 from inspector.tui.budget import budget_info
 from inspector.tui.layout import VIEWS_FOR_CHANGE
 from inspector.tui.messages import EventsPolled, FilesChanged, PlanMade, StatusRead
-from inspector.tui.probe import AppProbe
-from inspector.tui.session import DisplayedSession
 from inspector.tui.views.session_view import SessionView, ViewContext
 from inspector.tui.watch import describe_file_change
 from inspector.tui.widgets.budget_gauge import BudgetGauge
 from inspector.tui.widgets.hot_window import HotWindow
-from inspector.tui.widgets.plan_panel import PlanPanel, WhatIf
+from inspector.tui.widgets.plan_panel import PlanPanel
 from inspector.tui.widgets.status_header import HeaderInfo, StatusHeader
 
 
-class SessionDisplay:
+class SessionDisplay(AppPart):
     """Draws the session on display (see the module docstring)."""
 
     def __init__(
         self,
-        app: App[Any],
-        session: DisplayedSession,
-        config: CompactionConfig,
+        wiring: AppWiring,
         *,
-        probe: AppProbe,
-        log: Callable[[str, str], None],
         show_error: Callable[..., None],
         request: Callable[..., None],
-        what_if: Callable[[], WhatIf],
         header: Callable[[], tuple[str, bool, str]],
     ) -> None:
-        self._app = app
-        self._session = session
-        self._config = config
-        self._probe = probe
-        self._log = log
+        super().__init__(wiring)
         self._show_error = show_error
         self._request = request
-        self._what_if = what_if
         self._header = header
         """(root shown, read-only, watch mode) for the header."""
         self.jump_to_cut = False

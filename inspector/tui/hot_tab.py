@@ -5,39 +5,30 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import Any
 
-from textual.app import App
 from textual.css.query import NoMatches
 
+from inspector.tui.app_part import AppPart, AppWiring
 from inspector.tui.display import SessionDisplay
-from inspector.tui.probe import AppProbe
-from inspector.tui.session import DisplayedSession
 from inspector.tui.views.chunks_view import ChunksView
 from inspector.tui.widgets.event_detail import EventDetail, synthetic_chunk_id
 from inspector.tui.widgets.hot_window import HotWindow
 from inspector.tui.widgets.plan_panel import PlanPanel
 
 
-class HotTab:
+class HotTab(AppPart):
     """The hot-window tab's actions, for the app's bindings (see the module docstring)."""
 
     def __init__(
         self,
-        app: App[Any],
-        session: DisplayedSession,
+        wiring: AppWiring,
         drawing: SessionDisplay,
         *,
-        probe: AppProbe,
-        log: Callable[[str, str], None],
         show_tab: Callable[[str], None],
         request: Callable[[str], None],
     ) -> None:
-        self._app = app
-        self._session = session
+        super().__init__(wiring)
         self._drawing = drawing
-        self._probe = probe
-        self._log = log
         self._show_tab = show_tab
         self._request = request
 

@@ -43,7 +43,8 @@ from core.compaction.trigger import TriggerDecision, read_trigger
 from core.config import CompactionConfig
 from core.errors import IndexCorruptError, SessionMemoryError
 from core.events import CutClass, Event, cut_class, is_synthetic
-from core.index.chunks import list_pending
+from core.index.catalog import chunk_count as index_chunk_count
+from core.index.pending import list_pending
 from core.jsonl import parse_event_lines
 from core.manager import MemoryManager
 from core.status import ArchiveInfo
@@ -53,7 +54,6 @@ from core.text import content_text
 from core.tokens import estimate_event_tokens
 from inspector.safe_text import one_line
 from inspector.tui.archive_list import list_archives_light
-from inspector.tui.chunk_index import chunk_count as index_chunk_count
 
 _T = TypeVar("_T")
 

@@ -17,10 +17,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from textual.app import App
-
-from core.config import CompactionConfig
 from core.manager import MemoryManager
+from inspector.tui.app_part import AppPart, AppWiring
 from inspector.tui.hot_window_model import (
     HotWindowModel,
     Planner,
@@ -38,29 +36,18 @@ from inspector.tui.messages import (
     WatchError,
 )
 from inspector.tui.plan_process import PlanProcess, PlanProcessError
-from inspector.tui.session import DisplayedSession
 from inspector.tui.watch import Change, MemoryWatcher, file_sizes, initial_sizes
-from inspector.tui.widgets.plan_panel import WhatIf
 
 PLAN_PROCESS_MIN_EVENTS = 20_000
 """From this many events on, the cut preview is planned in a child process (see
 `inspector.tui.plan_process`); below, a plan is a few ms and runs in the plan worker's thread."""
 
 
-class Reloader:
+class Reloader(AppPart):
     """Runs the app's reloads for the session on display (see the module docstring)."""
 
-    def __init__(
-        self,
-        app: App[Any],
-        session: DisplayedSession,
-        config: CompactionConfig,
-        what_if: Callable[[], WhatIf],
-    ) -> None:
-        self._app = app
-        self._session = session
-        self._config = config
-        self._what_if = what_if
+    def __init__(self, wiring: AppWiring) -> None:
+        super().__init__(wiring)
         self._jobs = Jobs()
         self._want_archives = False
         self._stopping = threading.Event()

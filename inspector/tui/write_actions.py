@@ -9,23 +9,19 @@ Whether an action may run at all is the app's question (`inspector.tui.refusal`)
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from functools import partial
 from typing import Any
 
 from rich.text import Text
-from textual.app import App
 
-from core.config import CompactionConfig
 from core.manager import MemoryManager
 from inspector.safe_text import one_line
 from inspector.tui.actions import MAINTENANCE, REPAIR, ROTATE, ActionJob, append_job, compact_job
+from inspector.tui.app_part import AppPart, AppWiring
 from inspector.tui.hot_window_model import what_if_config
 from inspector.tui.messages import ActionFinished
-from inspector.tui.probe import AppProbe
 from inspector.tui.screens import AppendEventScreen, ConfirmScreen, FocusPromptScreen
-from inspector.tui.session import DisplayedSession
-from inspector.tui.widgets.plan_panel import WhatIf, force_values
+from inspector.tui.widgets.plan_panel import force_values
 
 REPAIR_TEXT = (
     "Finishes or undoes crashed passes, moves an unreadable index.yaml aside and "
@@ -34,26 +30,11 @@ REPAIR_TEXT = (
 )
 
 
-class WriteActions:
+class WriteActions(AppPart):
     """Starts the write actions for the app (see the module docstring)."""
 
-    def __init__(
-        self,
-        app: App[Any],
-        session: DisplayedSession,
-        config: CompactionConfig,
-        *,
-        probe: AppProbe,
-        log: Callable[[str, str], None],
-        what_if: Callable[[], WhatIf],
-        display_root: str,
-    ) -> None:
-        self._app = app
-        self._session = session
-        self._config = config
-        self._probe = probe
-        self._log = log
-        self._what_if = what_if
+    def __init__(self, wiring: AppWiring, *, display_root: str) -> None:
+        super().__init__(wiring)
         self._root = display_root
 
     def run(self, job: ActionJob[Any], detail: str = "") -> None:

@@ -18,7 +18,8 @@ from bench.scale_fixture import EVENTS_PER_CHUNK, HOT_EVENTS, build_root, copy_r
 from bench.targets import GROUPS
 from core.compaction.summaries import parse_summary_md
 from core.config import CompactionConfig
-from core.index.chunks import read_chunk_events, read_index
+from core.index.chunk_files import read_chunk_events
+from core.index.reader import read_index
 from core.manager import MemoryManager
 from core.store.paths import MemoryPaths
 from tests.helpers.bench import run_bench_quick

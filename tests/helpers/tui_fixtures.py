@@ -16,7 +16,8 @@ from typing import Any
 
 from core.compaction.state import SessionState
 from core.config import CompactionConfig
-from core.index.chunks import read_index, write_index
+from core.index.catalog import write_index
+from core.index.reader import read_index
 from core.manager import MemoryManager
 
 FIXED_SESSION = "s-20260101T100000Z-f1x3d0"

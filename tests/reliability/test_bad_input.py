@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from core.errors import SessionMemoryError
-from core.index.chunks import read_chunk_events
+from core.index.chunk_files import read_chunk_events
 from core.manager import MemoryManager
 from tests.helpers.invariants import assert_each_once, read_jsonl, yaml_entries
 from tests.helpers.reliability import (

@@ -24,6 +24,7 @@ from tests.helpers.invariants import (
     yaml_entries,
 )
 from tests.helpers.memory import fill, run_child
+from tests.helpers.paths import REPO
 from tests.helpers.reliability import three_chunks
 
 # A child killed at every fault point, ~7 s: CI runs it as its own step (-m extended);
@@ -51,7 +52,7 @@ def test_every_extra_point_is_exercised_here() -> None:
 
 def test_every_fault_point_in_core_is_listed() -> None:
     """A point the code calls but neither list names is never crashed at by any test."""
-    core = Path(__file__).resolve().parents[2] / "core"
+    core = REPO / "core"
     called = {
         name
         for source in core.rglob("*.py")

@@ -23,7 +23,7 @@ from core.compaction.planner import plan_compaction
 from core.compaction.summaries import parse_summary_md
 from core.errors import SessionMemoryError
 from core.events import KNOWN_TYPES
-from core.index.chunks import read_index
+from core.index.reader import read_index
 from core.jsonl import parse_event_lines
 from core.manager import MemoryManager
 from core.store.paths import MemoryPaths

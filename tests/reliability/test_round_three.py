@@ -25,10 +25,11 @@ from core.errors import BadInputError
 from core.manager import MemoryManager
 from core.transcripts.importers import parse_transcript
 from tests.helpers.cli import REPO, cli_env
+from tests.helpers.paths import TRANSCRIPTS
 from tests.helpers.reliability import run_cli
 from tests.helpers.tui_fixtures import CONFIG
 
-DATA = Path(__file__).parents[1] / "data" / "transcripts"
+DATA = TRANSCRIPTS
 FORBIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 """Control characters a terminal acts on (newline and tab aside)."""
 

@@ -1,4 +1,4 @@
-"""core.index.chunks: index.yaml, chunk files and pending evidence, including hostile inputs."""
+"""core.index: index.yaml, chunk files and pending evidence, including hostile inputs."""
 
 from __future__ import annotations
 
@@ -10,19 +10,11 @@ import pytest
 import yaml
 
 from core.errors import ChunkIdError, IndexCorruptError, StoreError
-from core.index.chunks import (
-    ChunkEntry,
-    delete_pending,
-    list_chunk_files,
-    list_pending,
-    new_pending_id,
-    next_chunk_id,
-    read_chunk_events,
-    read_index,
-    write_chunk_file,
-    write_index,
-    write_pending,
-)
+from core.index.catalog import write_index
+from core.index.chunk_files import list_chunk_files, read_chunk_events, write_chunk_file
+from core.index.format import ChunkEntry, next_chunk_id
+from core.index.pending import delete_pending, list_pending, new_pending_id, write_pending
+from core.index.reader import read_index
 from core.store.paths import MemoryPaths, validate_chunk_id
 from tests.helpers.hostile import HOSTILE_IDS
 

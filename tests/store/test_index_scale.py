@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import core.index.catalog
-import core.index.chunks
+import core.index.reader
 from core.compaction.summaries import (
     archive_entry_bytes,
     fold_stat,
@@ -21,7 +21,8 @@ from core.compaction.summaries import (
 )
 from core.config import CompactionConfig
 from core.index.catalog import catalog_path, read_catalog, read_summary
-from core.index.chunks import read_index, render_index
+from core.index.format import render_index
+from core.index.reader import read_index
 from core.manager import MemoryManager
 from core.store.paths import MemoryPaths
 from tests.helpers.invariants import assert_each_once
@@ -327,8 +328,8 @@ def test_status_prompt_and_passes_never_parse_the_whole_index(
     def refuse(*_: object) -> None:
         raise AssertionError("index.yaml was parsed whole")
 
-    monkeypatch.setattr("core.index.chunks._parse_index", refuse)
-    core.index.chunks._INDEX_CACHE.clear()  # a fresh process: nothing parsed before
+    monkeypatch.setattr("core.index.reader._parse_index", refuse)
+    core.index.reader._CACHE.clear()  # a fresh process: nothing parsed before
     core.index.catalog._CACHE.clear()
     fresh = MemoryManager(tmp_path / "m", CompactionConfig(**CONFIG))
     status = fresh.status()

@@ -16,10 +16,11 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import core.index.chunks
+import core.index.format
 from core.config import CompactionConfig
-from core.index.catalog import append_index_entry, read_catalog
-from core.index.chunks import ChunkEntry, read_index, write_index
+from core.index.catalog import append_index_entry, read_catalog, write_index
+from core.index.format import ChunkEntry
+from core.index.reader import read_index
 from core.manager import MemoryManager
 from core.store.paths import MemoryPaths
 
@@ -130,7 +131,7 @@ def test_a_pass_after_an_index_closed_by_an_old_keep_chomped_summary_writes_it_w
     entries[-1].cut_meta = None  # the summary is the file's last scalar
     entries[-1].extra = {}
     with monkeypatch.context() as patch:  # index.yaml and its catalog as the old writer left them
-        patch.setattr(core.index.chunks, "_IndexDumper", _OldDumper)
+        patch.setattr(core.index.format, "_IndexDumper", _OldDumper)
         write_index(mm.paths, entries)
     assert mm.paths.index.read_bytes().endswith(b"\n...\n")
     assert not read_catalog(mm.paths).appendable

@@ -222,7 +222,8 @@ def test_recall_once_gives_the_managers_answer_without_importing_it(tmp_path: Pa
         "from core.recall.sqlite_index import recall_once\n"
         "r = recall_once(sys.argv[2], 'module_4.py')\n"
         "print(json.dumps([r.results[0].chunk_id, sorted(m for m in sys.modules "
-        "if m in ('core.store.session_store', 'core.manager', 'core.index.chunks', "
+        "if m in ('core.store.session_store', 'core.manager', 'core.index.reader', "
+        "'core.index.format', "
         "'core.maintenance.compaction_pass'))]))"
     )
     repo = str(REPO)

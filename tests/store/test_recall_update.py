@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-import core.index.chunks
-from core.index.chunks import read_index, write_index
+import core.index.reader
+from core.index.catalog import write_index
+from core.index.reader import read_index
 from core.manager import MemoryManager
 from core.recall.sqlite_index import PersistentRecallIndex, read_chunk_file
 from core.store.paths import MemoryPaths
@@ -37,7 +38,7 @@ def test_an_appended_entry_is_indexed_without_parsing_index_yaml_whole(
     def refuse(paths: MemoryPaths) -> object:
         raise AssertionError("index.yaml parsed whole for an append")
 
-    monkeypatch.setattr(core.index.chunks, "read_index", refuse)
+    monkeypatch.setattr(core.index.reader, "read_index", refuse)
     store = PersistentRecallIndex(MemoryPaths(root), read_chunk_file)
     report = store.refresh()
     store.close()

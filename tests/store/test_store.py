@@ -20,7 +20,7 @@ import pytest
 import core.store.atomic
 from core.compaction.state import SessionState, new_session_id
 from core.errors import ChunkIdError, EventError, LockTimeoutError, StoreError
-from core.index.chunks import write_index
+from core.index.catalog import write_index
 from core.jsonl import MAX_EVENT_BYTES, parse_event_lines
 from core.store.atomic import atomic_write_bytes, atomic_write_text
 from core.store.paths import MemoryPaths, validate_chunk_id

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from core.index.chunks import read_chunk_events
+from core.index.chunk_files import read_chunk_events
 from core.manager import MemoryManager
 from core.tokens import estimate_event_tokens
 from core.transcripts.importers import load_transcript
@@ -87,7 +87,9 @@ def test_a_replayed_log_with_its_own_compaction_shows_it_in_our_chunk(tmp_path: 
 async def test_the_chunks_tab_shows_their_summary_beside_ours(tmp_path: Path) -> None:
     from textual.widgets import Static
 
-    from core.index.chunks import ChunkEntry, write_chunk_file, write_index
+    from core.index.catalog import write_index
+    from core.index.chunk_files import write_chunk_file
+    from core.index.format import ChunkEntry
     from inspector.tui.views.chunks_view import ChunksView
     from tests.helpers.tui import loaded, static_text
 

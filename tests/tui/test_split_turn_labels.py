@@ -11,7 +11,7 @@ import yaml
 
 from core.config import CompactionConfig
 from core.index.catalog import read_catalog
-from core.index.chunks import ChunkEntry
+from core.index.format import ChunkEntry
 from core.manager import MemoryManager
 from inspector.tui.hot_window_model import HotWindowModel, plan_now, read_light_status
 from inspector.tui.views.chunks_view import grew_the_prompt, row_from_entry, turn_start_text

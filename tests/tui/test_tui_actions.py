@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from core.errors import StoreError
-from core.index.chunks import read_index
+from core.index.reader import read_index
 from core.manager import MemoryManager
 from inspector.tui.actions import MAINTENANCE, MaintenanceFailed, maintain
 from inspector.tui.widgets.activity_log import ActivityLog

@@ -17,7 +17,7 @@ import pytest
 from rich.cells import cell_len
 from textual.widgets import Input, TabbedContent
 
-from core.index.chunks import read_index
+from core.index.reader import read_index
 from core.manager import MemoryManager
 from inspector.demo import DemoPlayer, demo_config
 from inspector.tui.app import WRITE_ACTIONS, InspectorApp

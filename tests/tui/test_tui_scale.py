@@ -19,11 +19,12 @@ import inspector.tui.views.archive_view as archive_view_module
 import inspector.tui.views.chunks_view as chunks_view_module
 from core.config import CompactionConfig
 from core.errors import IndexCorruptError
-from core.index.catalog import catalog_path
-from core.index.chunks import ChunkEntry, IndexRead, read_index, write_chunk_file, write_index
+from core.index.catalog import catalog_path, chunk_count, write_index
+from core.index.chunk_files import write_chunk_file
+from core.index.format import ChunkEntry, IndexRead
+from core.index.reader import read_index, read_index_head, read_index_shared
 from core.manager import MemoryManager
 from inspector.tui.archive_list import list_archives_light
-from inspector.tui.chunk_index import chunk_count, read_chunk_index, read_chunk_index_head
 from inspector.tui.hot_window_model import read_light_status
 from inspector.tui.views.archive_view import ArchiveView
 from inspector.tui.views.chunks_view import ChunksView
@@ -105,10 +106,10 @@ def _same(fast: IndexRead, slow: IndexRead) -> None:
 
 def test_cached_index_read_matches_core_on_a_long_index(long_root: Path) -> None:
     manager = MemoryManager(long_root, read_only=True)
-    fast = read_chunk_index(manager.paths)
+    fast = read_index_shared(manager.paths)
     assert len(fast.entries) == N_CHUNKS
     _same(fast, read_index(manager.paths))
-    head = read_chunk_index_head(manager.paths, 10)
+    head = read_index_head(manager.paths, 10)
     # The first call cached the whole index: the head is then left to the cached read.
     assert head is None
 
@@ -132,13 +133,13 @@ def test_header_count_and_cached_read_agree_with_core_on_a_damaged_index(tmp_pat
     assert chunk_count(manager.paths) == len(read_index(manager.paths).entries) == 3
     catalog_path(manager.paths).unlink(missing_ok=True)
     assert chunk_count(manager.paths) == 3
-    _same(read_chunk_index(manager.paths), read_index(manager.paths))
-    assert len(read_chunk_index(manager.paths).warnings) == 2
-    head = read_chunk_index_head(manager.paths, 10)
+    _same(read_index_shared(manager.paths), read_index(manager.paths))
+    assert len(read_index_shared(manager.paths).warnings) == 2
+    head = read_index_head(manager.paths, 10)
     assert head is None  # cached by the read above: the page comes from it
     index.write_text(text + "- chunk_id: [unclosed\n", encoding="utf-8")
     with pytest.raises(IndexCorruptError) as fast:
-        read_chunk_index(manager.paths)
+        read_index_shared(manager.paths)
     with pytest.raises(IndexCorruptError) as slow:
         read_index(manager.paths)
     assert str(fast.value) == str(slow.value)
@@ -148,18 +149,18 @@ def test_first_page_is_the_first_entries_of_the_full_read(tmp_path: Path) -> Non
     manager = MemoryManager(tmp_path / "m", CompactionConfig())
     manager.store.ensure_session()
     entries = _fill(manager, "c", 30)
-    head = read_chunk_index_head(manager.paths, 10)
+    head = read_index_head(manager.paths, 10)
     assert head == entries[:10]
-    assert read_chunk_index(manager.paths).entries == entries
+    assert read_index_shared(manager.paths).entries == entries
 
 
 def test_cached_index_read_follows_a_rewrite(tmp_path: Path) -> None:
     manager = MemoryManager(tmp_path / "m", CompactionConfig())
     manager.store.ensure_session()
     entries = _fill(manager, "c", 3)
-    assert len(read_chunk_index(manager.paths).entries) == 3
+    assert len(read_index_shared(manager.paths).entries) == 3
     write_index(manager.paths, entries[:2])
-    assert [e.chunk_id for e in read_chunk_index(manager.paths).entries] == [
+    assert [e.chunk_id for e in read_index_shared(manager.paths).entries] == [
         "chunk_0001",
         "chunk_0002",
     ]
@@ -226,7 +227,7 @@ def hold(
 
     monkeypatch.setattr(module, name, held)
     if module is chunks_view_module:
-        monkeypatch.setattr(chunks_view_module, "read_chunk_index_head", lambda paths, n: None)
+        monkeypatch.setattr(chunks_view_module, "read_index_head", lambda paths, n: None)
     return gate, calls
 
 
@@ -275,7 +276,7 @@ async def test_chunks_tab_on_500_chunks_rows_and_details(
 @pytest.mark.parametrize(
     ("view_class", "module", "read", "rows"),
     [
-        (ChunksView, chunks_view_module, "read_chunk_index", N_CHUNKS),
+        (ChunksView, chunks_view_module, "read_index_shared", N_CHUNKS),
         (ArchiveView, archive_view_module, "list_archives_light", N_ARCHIVES),
     ],
     ids=["chunks", "archive"],
@@ -339,7 +340,7 @@ async def test_chunks_reload_asked_during_a_read_runs_once_after_it(
 ) -> None:
     """Changes arriving while a long read runs never cancel it (it would never land on a busy
     root); they make one more read after it."""
-    gate, calls = hold(monkeypatch, chunks_view_module, "read_chunk_index")
+    gate, calls = hold(monkeypatch, chunks_view_module, "read_index_shared")
     view = ChunksView()
     view.manager = MemoryManager(long_root, read_only=True)
     app = Host(view)

@@ -21,13 +21,10 @@ from core.compaction.prompt import estimate_message_tokens
 from core.compaction.summaries import render_summary, summary_md_bound
 from core.config import CompactionConfig
 from core.events import make_event, new_event_id
-from core.index.chunks import (
-    ChunkEntry,
-    list_pending,
-    write_chunk_file,
-    write_index,
-    write_pending,
-)
+from core.index.catalog import write_index
+from core.index.chunk_files import write_chunk_file
+from core.index.format import ChunkEntry
+from core.index.pending import list_pending, write_pending
 from core.manager import MemoryManager
 from core.recall.ranking import RecallHit, RecallResult
 from core.status import ArchiveInfo

@@ -18,6 +18,7 @@ from core.compaction.commit_plan import (
     SYNTHETIC_KIND,
     ArchiveFacts,
     ChunkSummaries,
+    CommitInputs,
     CommitPlan,
     IndexView,
     build_commit,
@@ -26,8 +27,8 @@ from core.compaction.planner import CompactionPlan, plan_compaction
 from core.compaction.summaries import FoldStat, archive_entry_bytes, fold_stat, render_summary
 from core.config import CompactionConfig
 from core.events import Event
-from core.index.catalog import entry_digest, entry_text, read_catalog
-from core.index.chunks import ChunkEntry, render_index
+from core.index.catalog import read_catalog
+from core.index.format import ChunkEntry, entry_digest, entry_text, render_index
 from core.store.paths import MemoryPaths
 from core.summarizer import split_turn_summary
 from core.tokens import estimate_event_tokens, estimate_tokens
@@ -151,18 +152,20 @@ def commit_for(
     assert plan.useful, plan.reason
     listed = index if index is not None else ListedIndex(old_chunks(1))
     commit = build_commit(
-        plan,
-        snap or Snap(events),
-        summaries,
+        CommitInputs(
+            plan=plan,
+            snapshot=snap or Snap(events),
+            summaries=summaries,
+            index=listed,
+            chunk_id="chunk_0009",
+            index_size=listed.size,
+            archive=archive or ArchiveFacts(),
+            pending_meta={"session_id": "s1", "state": "in_flight", "path": plan.path},
+            trigger="count",
+            now=NOW,
+            synthetic_id="ev_synthetic",
+        ),
         config,
-        index=listed,
-        chunk_id="chunk_0009",
-        index_size=listed.size,
-        archive=archive or ArchiveFacts(),
-        pending_meta={"session_id": "s1", "state": "in_flight", "path": plan.path},
-        trigger="count",
-        now=NOW,
-        synthetic_id="ev_synthetic",
     )
     return plan, commit
 
@@ -312,16 +315,18 @@ def test_otherwise_index_and_summaries_are_rendered_whole(
     events = turn(0, 2) + turn(10, 2)
     plan = plan_compaction(events, CONFIG)
     commit = build_commit(
-        plan,
-        Snap(events),
-        SUMMARIES,
+        CommitInputs(
+            plan=plan,
+            snapshot=Snap(events),
+            summaries=SUMMARIES,
+            index=index,
+            chunk_id="chunk_0009",
+            index_size=size,
+            archive=ArchiveFacts(exists=True),
+            pending_meta={},
+            now=NOW,
+        ),
         CONFIG,
-        index=index,
-        chunk_id="chunk_0009",
-        index_size=size,
-        archive=ArchiveFacts(exists=True),
-        pending_meta={},
-        now=NOW,
     )
     entries = [*index.items, commit.entry]
     assert commit.index_text == render_index(entries).encode()
@@ -395,15 +400,17 @@ def no_io() -> Iterator[None]:
 def first_commit(plan: CompactionPlan, snap: Snap, index: IndexView | None = None) -> CommitPlan:
     """The commit of a session's first chunk (an empty index unless `index` is given)."""
     return build_commit(
-        plan,
-        snap,
-        SUMMARIES,
+        CommitInputs(
+            plan=plan,
+            snapshot=snap,
+            summaries=SUMMARIES,
+            index=ListedIndex([]) if index is None else index,
+            chunk_id="chunk_0001",
+            index_size=0,
+            archive=ArchiveFacts(),
+            pending_meta={},
+        ),
         CONFIG,
-        index=ListedIndex([]) if index is None else index,
-        chunk_id="chunk_0001",
-        index_size=0,
-        archive=ArchiveFacts(),
-        pending_meta={},
     )
 
 

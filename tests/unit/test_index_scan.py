@@ -13,17 +13,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import core.index.chunks as chunks_module
+import core.index.format as format_module
+import core.index.reader as reader_module
 from core.config import CompactionConfig
 from core.errors import IndexCorruptError, SessionMemoryError
-from core.index.chunks import (
-    INDEX_VERSION,
-    ChunkEntry,
-    IndexRead,
-    read_index,
-    render_index,
-    write_index,
-)
+from core.index.catalog import write_index
+from core.index.format import INDEX_VERSION, ChunkEntry, IndexRead, render_index
+from core.index.reader import read_index
 from core.index.scan import load_entry, scan_entries, scan_index, split_index
 from core.manager import MemoryManager
 from core.store.paths import CHUNK_ID_RE
@@ -37,7 +33,7 @@ WHERE = Path("/m/session/chunks/index.yaml")
 def _strict_route(data: bytes) -> object:
     """The strict loader's reading of the file: the IndexRead, or the error's type and text."""
     try:
-        return repr(chunks_module._parse_index_strict(WHERE, data))
+        return repr(reader_module._parse_index_strict(WHERE, data))
     except SessionMemoryError as exc:
         return (type(exc).__name__, str(exc))
 
@@ -45,7 +41,7 @@ def _strict_route(data: bytes) -> object:
 def _read_route(data: bytes) -> object:
     """read_index's reading (scanned when the scanner answers, strict otherwise)."""
     try:
-        return repr(chunks_module._parse_index(WHERE, data))
+        return repr(reader_module._parse_index(WHERE, data))
     except SessionMemoryError as exc:
         return (type(exc).__name__, str(exc))
 
@@ -209,7 +205,7 @@ def _values(text: st.SearchStrategy[str], simple: bool) -> dict[str, st.SearchSt
         st.dictionaries(keys, scalars, max_size=4),
     )
     extra = st.dictionaries(
-        keys.filter(lambda k: k not in chunks_module._ENTRY_KEYS),
+        keys.filter(lambda k: k not in format_module._ENTRY_KEYS),
         nested,
         max_size=3,
     )
@@ -361,7 +357,7 @@ def test_an_entry_the_scanner_does_not_type_is_loaded_alone_by_yaml() -> None:
     )
     assert load_entry("chunk_id: x\n  tags: [a, 1]") == {"chunk_id": "x", "tags": ["a", 1]}
     assert _assert_scanned_as_strict(text.encode("utf-8"))
-    read = chunks_module._parse_index(WHERE, text.encode("utf-8"))
+    read = reader_module._parse_index(WHERE, text.encode("utf-8"))
     assert [e.summary for e in read.entries] == ["plain", "tab\there", ""]
     assert read.entries[2].event_count == 31
     assert read.entries[2].created_at == "2026-11-30"
@@ -439,10 +435,10 @@ def _fill(manager: MemoryManager, n: int) -> list[ChunkEntry]:
 
 def _same_as_strict(manager: MemoryManager) -> IndexRead:
     """read_index's answer, checked against the strict loader's on the same bytes."""
-    chunks_module._INDEX_CACHE.clear()
+    reader_module._CACHE.clear()
     data = manager.paths.index.read_bytes()
     read = read_index(manager.paths)
-    strict = chunks_module._parse_index_strict(manager.paths.index, data)
+    strict = reader_module._parse_index_strict(manager.paths.index, data)
     assert repr(read) == repr(strict)
     return read
 
@@ -510,11 +506,11 @@ def test_damaged_index_warnings_and_errors_are_the_strict_loaders(tmp_path: Path
     assert scan_index(index.read_bytes()) is not None  # scanned, not left to YAML
     # Not YAML at all: the strict loader's IndexCorruptError, line number and all.
     index.write_text(text + "- chunk_id: [unclosed\n", encoding="utf-8")
-    chunks_module._INDEX_CACHE.clear()
+    reader_module._CACHE.clear()
     with pytest.raises(IndexCorruptError) as raised:
         read_index(manager.paths)
     with pytest.raises(IndexCorruptError) as strict:
-        chunks_module._parse_index_strict(index, index.read_bytes())
+        reader_module._parse_index_strict(index, index.read_bytes())
     assert str(strict.value) == str(raised.value)
     # The loader marks where it gave up: the end of the file, after the unclosed line.
     assert f"at line {text.count(chr(10)) + 2} " in str(raised.value)

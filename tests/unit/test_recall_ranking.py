@@ -411,7 +411,7 @@ def test_an_exact_query_reads_only_the_chunks_it_returns(
 ) -> None:
     """Every chunk holds `package.json`: checking them all would read every chunk file; the
     check goes best first and stops at the limit."""
-    from core.index.chunks import read_chunk_events
+    from core.index.chunk_files import read_chunk_events
     from core.jsonl import CorruptLine
     from core.manager import MemoryManager
     from core.recall import service as recall_cache

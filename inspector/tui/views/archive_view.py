@@ -38,8 +38,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import DataTable, Input, Static
-from textual.worker import get_current_worker
 
+from core.manager import MemoryManager
 from core.status import ArchiveInfo
 from inspector.safe_text import safe_line
 from inspector.tui.archive_list import first_request, list_archives_light
@@ -269,16 +269,9 @@ class ArchiveView(SessionView):
     def action_focus_filter(self) -> None:
         self.query_one("#archive-filter", Input).focus()
 
-    def reload(self) -> None:
-        """List the archives through the manager in a thread worker."""
-        if self.manager is not None:
-            self._reload_worker()
-
     @work(thread=True, exclusive=True, group="archive-reload")
-    def _reload_worker(self) -> None:
-        manager = self.manager
-        if manager is None:
-            return
+    def _read(self, manager: MemoryManager) -> None:
+        """List the archives through the manager."""
         try:
             listed = list_archives_light(manager)
             archives = [light.info for light in listed]
@@ -286,8 +279,7 @@ class ArchiveView(SessionView):
             loaded = self._Loaded(archives, None, requests)
         except Exception as exc:
             loaded = self._Loaded([], describe_error(exc))
-        if not get_current_worker().is_cancelled:
-            self.post_message(loaded)
+        self.post_result(loaded)
 
     @on(_Loaded)
     def _on_loaded(self, message: _Loaded) -> None:

@@ -40,7 +40,6 @@ from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import on, work
-from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
@@ -52,18 +51,14 @@ from textual.widgets.data_table import RowKey
 from textual.worker import get_current_worker
 
 from core.errors import SessionMemoryError
-from core.index.chunks import (
-    ChunkEntry,
-    IndexRead,
-    PendingEvidence,
-    list_pending,
-    read_chunk_events,
-)
+from core.index.chunk_files import read_chunk_events
+from core.index.format import ChunkEntry, IndexRead
+from core.index.pending import PendingEvidence, list_pending
+from core.index.reader import read_index_head, read_index_shared
 from core.text import compact_json, content_text
 from core.tokens import estimate_tokens
 from inspector.safe_text import one_line, safe_line, safe_text
 from inspector.tui.chunk_analysis import ChunkAnalysis, analyze_chunk
-from inspector.tui.chunk_index import read_chunk_index, read_chunk_index_head
 from inspector.tui.source_compaction import side_by_side_text
 from inspector.tui.tables import Column, Fitted, fit_columns, text_width
 from inspector.tui.views.session_view import SessionView
@@ -565,6 +560,7 @@ class ChunksView(SessionView):
     ]
 
     COLUMNS = tuple(column.label for column in CHUNK_COLUMNS)
+    TABLE = "#chunks-table"
 
     @dataclass(eq=False)
     class ChunkHighlighted(Message):
@@ -784,9 +780,9 @@ class ChunksView(SessionView):
         warnings: list[str] = []
         read: IndexRead | None = None
         try:
-            head = read_chunk_index_head(manager.paths, FIRST_PAGE)
+            head = read_index_head(manager.paths, FIRST_PAGE)
             if head is None:  # cached (or not the emitter's shape): the whole read is at hand
-                read = read_chunk_index(manager.paths)
+                read = read_index_shared(manager.paths)
                 head = read.entries[:FIRST_PAGE]
         except Exception:  # the full read below reports it
             head = None
@@ -797,7 +793,7 @@ class ChunksView(SessionView):
             # The rest of the read competes for the GIL: let the first page reach the screen.
             drawn.wait(timeout=PAGE_WAIT_S)
         try:
-            read = read or read_chunk_index(manager.paths)
+            read = read or read_index_shared(manager.paths)
             entries = list(read.entries)
             warnings.extend(read.warnings)
         except Exception as exc:  # IndexCorruptError above all; never crash the UI
@@ -829,13 +825,6 @@ class ChunksView(SessionView):
     def _on_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
         self.query_one("#chunks-detail").focus()
-
-    def action_focus_table(self) -> None:
-        """Back to the table; on the table itself, escape goes on to the app's binding."""
-        table = self.query_one("#chunks-table")
-        if table.has_focus:
-            raise SkipAction()
-        table.focus()
 
     def _detail(self, summary: Text, events: Text, analysis: Text | None = None) -> None:
         self.query_one("#chunks-summary", Static).update(summary)
@@ -892,8 +881,7 @@ class ChunksView(SessionView):
             result = self._EventsLoaded(key, events, bad_lines, None, analysis)
         except Exception as exc:
             result = self._EventsLoaded(key, [], 0, describe_error(exc))
-        if not get_current_worker().is_cancelled:
-            self.post_message(result)
+        self.post_result(result)
 
     @on(_EventsLoaded)
     def _on_events_loaded(self, message: _EventsLoaded) -> None:

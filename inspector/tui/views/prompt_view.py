@@ -35,21 +35,20 @@ from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import on, work
-from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Input, Label, Static
-from textual.worker import get_current_worker
 
 from core.compaction.prompt import estimate_message_tokens
+from core.manager import MemoryManager
 from core.text import compact_json
 from inspector.defaults import DEFAULT_SYSTEM_PROMPT, DEFAULT_TASK
 from inspector.safe_text import safe_line, safe_text
 from inspector.tui.tables import replace_rows
 from inspector.tui.views.chunks_view import describe_error
-from inspector.tui.views.session_view import SessionView, ViewContext
+from inspector.tui.views.session_view import SessionView, ViewContext, session_model
 
 DETAIL_LIMIT = 50_000
 
@@ -111,6 +110,7 @@ class PromptView(SessionView):
         Binding("E", "edit_system", "System", id="prompt.system"),
         Binding("escape", "focus_table", "Back to table", show=False, id="prompt.back"),
     ]
+    TABLE = "#prompt-table"
 
     @dataclass(eq=False)
     class Built(Message):
@@ -236,29 +236,23 @@ class PromptView(SessionView):
         super().attach(context)
         self.context_window = context.context_window
 
-    def reload(self) -> None:
-        """Rebuild through the manager in a thread worker."""
-        if self.manager is not None:
-            self._build_worker(self.system_prompt, self.task_text, self.context_window)
+    def _read(self, manager: MemoryManager) -> None:
+        """Rebuild through the manager in a thread worker, with the fields as they are now."""
+        self._build_worker(manager, self.system_prompt, self.task_text, self.context_window)
 
     @work(thread=True, exclusive=True, group="prompt-build")
-    def _build_worker(self, system_prompt: str, task: str, window: int | None) -> None:
-        manager = self.manager
-        if manager is None:
-            return
+    def _build_worker(
+        self, manager: MemoryManager, system_prompt: str, task: str, window: int | None
+    ) -> None:
         percent = float(manager.config.compress_at_percent)
         try:
             messages = manager.build_prompt(system_prompt, task)
             if window is None:
-                model = manager.model
-                if model is None and manager.paths.state.exists():
-                    model = manager.store.read_state().model
-                window = manager.config.window_for(model)
+                window = manager.config.window_for(session_model(manager))
             loaded = self._Loaded(messages, window, percent, None)
         except Exception as exc:
             loaded = self._Loaded([], window or 0, percent, describe_error(exc))
-        if not get_current_worker().is_cancelled:
-            self.post_message(loaded)
+        self.post_result(loaded)
 
     @on(_Loaded)
     def _on_loaded(self, message: _Loaded) -> None:
@@ -290,10 +284,3 @@ class PromptView(SessionView):
 
     def action_edit_system(self) -> None:
         self.query_one("#prompt-system", Input).focus()
-
-    def action_focus_table(self) -> None:
-        """Back to the table; on the table itself, escape goes on to the app's binding."""
-        table = self.query_one("#prompt-table")
-        if table.has_focus:
-            raise SkipAction()
-        table.focus()

@@ -36,15 +36,13 @@ from typing import ClassVar
 
 from rich.text import Text
 from textual import on, work
-from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.widgets import Checkbox, DataTable, Input, Static
-from textual.worker import get_current_worker
 
-from core.index.chunks import read_chunk_events
+from core.index.chunk_files import read_chunk_events
 from core.recall.ranking import RecallHit, RecallResult, highlight_spans
 from core.store.paths import MemoryPaths
 from inspector.safe_text import safe_line
@@ -149,6 +147,7 @@ class RecallView(SessionView):
         Binding("slash", "focus_search", "Search", id="recall.search"),
         Binding("escape", "focus_table", "Back to results", show=False, id="recall.back"),
     ]
+    TABLE = "#recall-table"
 
     FOOTER_KEYS: ClassVar[tuple[tuple[str, str, str], ...]] = (
         ("enter", "enter", "search"),
@@ -248,8 +247,7 @@ class RecallView(SessionView):
         except Exception as exc:
             done = self._Done(query, None, describe_error(exc), 0.0)
         done.elapsed_ms = (time.perf_counter() - started) * 1000
-        if not get_current_worker().is_cancelled:
-            self.post_message(done)
+        self.post_result(done)
 
     @on(_Done)
     def _on_done(self, message: _Done) -> None:
@@ -391,10 +389,3 @@ class RecallView(SessionView):
 
     def action_focus_search(self) -> None:
         self.query_one("#recall-query").focus()
-
-    def action_focus_table(self) -> None:
-        """Back to the table; on the table itself, escape goes on to the app's binding."""
-        table = self.query_one("#recall-table")
-        if table.has_focus:
-            raise SkipAction()
-        table.focus()

@@ -53,6 +53,7 @@ from textual.widgets import Static
 from textual.worker import get_current_worker
 
 from core.compaction.summaries import parse_summary_md, summary_md_bound
+from core.manager import MemoryManager
 from core.tokens import estimate_tokens
 from inspector.safe_text import safe_text, visible
 from inspector.tui.views.session_view import SessionView
@@ -396,16 +397,9 @@ class SummaryView(SessionView):
                 future.set_result(None)
         self._waiting = [(g, f) for g, f in self._waiting if not f.done()]
 
-    def reload(self) -> None:
-        """Read both files through `manager.paths` in a thread worker, then set_data."""
-        if self.manager is not None:
-            self._reload_worker()
-
     @work(thread=True, exclusive=True, group="summary-reload")
-    def _reload_worker(self) -> None:
-        manager = self.manager
-        if manager is None:
-            return
+    def _read(self, manager: MemoryManager) -> None:
+        """Read both files through `manager.paths`, then set_data."""
         errors: list[str] = []
 
         def read(path: Path) -> str | None:
@@ -424,8 +418,7 @@ class SummaryView(SessionView):
             bound: int | None = summary_md_bound(manager.config)
         except Exception:  # a config from another version: no bound shown
             bound = None
-        if not get_current_worker().is_cancelled:
-            self.post_message(self._Loaded(summary, archive, cap, "; ".join(errors) or None, bound))
+        self.post_result(self._Loaded(summary, archive, cap, "; ".join(errors) or None, bound))
 
     @on(_Loaded)
     def _on_loaded(self, message: _Loaded) -> None:

@@ -30,14 +30,14 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import Static
-from textual.worker import get_current_worker
 from textual_plotext import PlotextPlot
 
 from inspector.safe_text import one_line, safe_text
-from inspector.tui.views.session_view import SessionView, ViewContext
+from inspector.tui.views.session_view import SessionView, ViewContext, session_model
 
 if TYPE_CHECKING:
     from core.compaction.dropped import Fact
+    from core.manager import MemoryManager
     from core.store.paths import MemoryPaths
     from core.timeline import RebuiltPrompt, Timeline
 
@@ -174,10 +174,6 @@ class TimelineView(SessionView):
         self.cursor = -1
         self._follow = True
 
-    def reload(self) -> None:
-        if self.manager is not None:
-            self._load()
-
     def _ledger_bytes(self) -> int:
         if self.manager is None:
             return -1
@@ -195,28 +191,21 @@ class TimelineView(SessionView):
             and self.is_on_screen
             and self._ledger_bytes() != self._ledger_size
         ):
-            self._load()
+            self._read(self.manager)
 
     @work(thread=True, exclusive=True, group="timeline-load")
-    def _load(self) -> None:
-        manager = self.manager
-        if manager is None:
-            return
+    def _read(self, manager: MemoryManager) -> None:
         from core.timeline import build_timeline
 
         size = self._ledger_bytes()
         try:
-            model = manager.model
-            if model is None and manager.paths.state.exists():
-                model = manager.store.read_state().model
             timeline: Timeline | None = build_timeline(
-                manager.paths, manager.config, model, light=True
+                manager.paths, manager.config, session_model(manager), light=True
             )
             error = None
         except Exception as exc:  # shown in the view, never a crash of the app
             timeline, error = None, f"{type(exc).__name__}: {exc}"
-        if not get_current_worker().is_cancelled:
-            self.post_message(self.Loaded(timeline, error, size))
+        self.post_result(self.Loaded(timeline, error, size))
 
     @on(Loaded)
     def _on_loaded(self, message: Loaded) -> None:
@@ -349,8 +338,7 @@ class TimelineView(SessionView):
                     head, facts = dropped_facts(manager.paths, chunk_id)
         except Exception as exc:  # shown, never a crash
             detail = Text(f"cannot show this row: {one_line(str(exc), 200)}", style="red")
-        if not get_current_worker().is_cancelled:
-            self.post_message(self.Rebuilt(index, detail, head, facts, chunk_id))
+        self.post_result(self.Rebuilt(index, detail, head, facts, chunk_id))
 
     def _pass_text(self, row: dict[str, Any]) -> Text:
         from core.timeline import summary_text
