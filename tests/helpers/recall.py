@@ -50,6 +50,16 @@ def compacted_root(tmp_path: Path, passes: int = 3) -> Path:
     return root
 
 
+def pass_without_hook(root: Path, start: int) -> None:
+    """A pass (three turns from `start`, forced) that leaves recall.sqlite behind: it catches up
+    on its next use."""
+    writer = MemoryManager(root, config())
+    writer.persistent_recall = False
+    fill(writer, 3, start=start)
+    assert writer.save(force=True).compacted
+    writer.close()
+
+
 def in_memory(root: Path, query: str, limit: int = 5, **kw: Any) -> RecallResult:
     """The answer without the persistent index: what the index's answers must equal."""
     mm = MemoryManager(root, config(), read_only=True)

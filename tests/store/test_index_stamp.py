@@ -16,24 +16,14 @@ from core.index.catalog import catalog_path, write_index
 from core.index.format import ChunkEntry, entry_text, render_index
 from core.index.reader import read_index, read_index_shared
 from core.index.stamp import TAIL_BYTES, IndexStamp, appended_since, read_stamp
-from core.manager import MemoryManager
 from core.recall.sqlite_index import PersistentRecallIndex, index_path, read_chunk_file
 from core.store.paths import MemoryPaths
 from core.store.stat_cache import StatCache, stat_key
-from tests.helpers.recall import compacted_root, config, fill
+from tests.helpers.recall import compacted_root, pass_without_hook
 
 
 def entry(n: int, summary: str = "did a thing") -> ChunkEntry:
     return ChunkEntry(f"chunk_{n:04d}", "2026-01-01T00:00:00Z", 2, f"e{n}a", f"e{n}b", summary)
-
-
-def pass_without_hook(root: Path, start: int) -> None:
-    """A pass that leaves recall.sqlite behind (it catches up on the next use)."""
-    writer = MemoryManager(root, config())
-    writer.persistent_recall = False
-    fill(writer, 3, start=start)
-    assert writer.save(force=True).compacted
-    writer.close()
 
 
 def written(tmp_path: Path, count: int = 3) -> MemoryPaths:

@@ -14,15 +14,7 @@ from core.index.reader import read_index
 from core.manager import MemoryManager
 from core.recall.sqlite_index import PersistentRecallIndex, read_chunk_file
 from core.store.paths import MemoryPaths
-from tests.helpers.recall import QUERIES, compacted_root, config, fill, in_memory
-
-
-def pass_without_hook(root: Path, start: int) -> None:
-    writer = MemoryManager(root, config())
-    writer.persistent_recall = False
-    fill(writer, 3, start=start)
-    assert writer.save(force=True).compacted
-    writer.close()
+from tests.helpers.recall import QUERIES, compacted_root, config, in_memory, pass_without_hook
 
 
 def test_an_appended_entry_is_indexed_without_parsing_index_yaml_whole(
