@@ -150,6 +150,17 @@ if not TYPE_CHECKING:
     _timeline_output = _LazyModule("inspector.cli.timeline_output")
 
 
+def _add_format(p: argparse.ArgumentParser, what: str, formats: _LazyNames) -> None:
+    """The `--format` option of a command that reads an agent's transcript."""
+    p.add_argument(
+        "--format",
+        default=None,
+        choices=formats,
+        metavar="FORMAT",
+        help=f"the {what}'s format: %(choices)s (default: detected)",
+    )
+
+
 def _scenario_help() -> str:
     """One line per demo scenario: its name and what it shows."""
     import textwrap
@@ -568,13 +579,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = parsers["import"]
     p.add_argument("file", metavar="FILE", help="the transcript to read (- for stdin)")
-    p.add_argument(
-        "--format",
-        default=None,
-        choices=_LazyNames("core.transcripts.importers", "FORMATS"),
-        metavar="FORMAT",
-        help="the transcript's format: %(choices)s (default: detected)",
-    )
+    _add_format(p, "transcript", _LazyNames("core.transcripts.importers", "FORMATS"))
     p.add_argument(
         "--replay",
         action="store_true",
@@ -588,13 +593,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = parsers["follow"]
     p.add_argument("file", metavar="FILE", help="the agent's log")
-    p.add_argument(
-        "--format",
-        default=None,
-        choices=_LazyNames("core.transcripts.follow", "FOLLOW_FORMATS"),
-        metavar="FORMAT",
-        help="the log's format: %(choices)s (default: detected)",
-    )
+    _add_format(p, "log", _LazyNames("core.transcripts.follow", "FOLLOW_FORMATS"))
     return parser
 
 
