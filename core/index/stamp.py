@@ -13,13 +13,12 @@ exact match) and chunks/recall.sqlite as its `index_end` meta value (`IndexStamp
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from core.index.format import ChunkEntry, entries_after
-from core.store.atomic import open_no_symlink
+from core.store.atomic import read_regular
 
 TAIL_BYTES = 64
 
@@ -59,41 +58,13 @@ def stamp_at(ino: int, data: bytes, end: int, base: int = 0) -> IndexStamp:
     return IndexStamp(ino, end, tail_digest(data[max(0, end - TAIL_BYTES) - base : end - base]))
 
 
-def _read_from(path: Path | str, offset: int) -> tuple[os.stat_result, bytes] | None:
-    """A regular file's stat and its bytes from `offset`; None when it is missing, unreadable,
-    a symbolic link or not a regular file."""
-    try:
-        fd = open_no_symlink(path, os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        parts: list[bytes] = []
-        at = offset
-        while part := os.pread(fd, 1 << 20, at):
-            parts.append(part)
-            at += len(part)
-        return st, b"".join(parts)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
 def read_stamp(path: Path | str) -> IndexStamp | None:
     """The stamp of index.yaml as it is now (None: missing, unreadable, not a regular file)."""
-    try:
-        fd = open_no_symlink(path, os.O_RDONLY)
-    except OSError:
+    read = read_regular(path, tail=TAIL_BYTES)
+    if read is None:
         return None
-    try:
-        st = os.fstat(fd)
-        base = max(0, st.st_size - TAIL_BYTES)
-        data = os.pread(fd, st.st_size - base, base)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+    st, data = read
+    base = max(0, st.st_size - TAIL_BYTES)
     return stamp_at(st.st_ino, data, base + len(data), base)
 
 
@@ -129,7 +100,7 @@ def appended_since(
     repeated). An empty list when nothing was appended. None for anything else (rewritten,
     truncated, unreadable, a tail written by hand): the caller reads the file whole."""
     base = max(0, stamp.end - TAIL_BYTES)
-    read = _read_from(path, base)
+    read = read_regular(path, base)
     if read is None:
         return None
     st, data = read

@@ -14,7 +14,7 @@ from core.events import now_ts
 from core.index.chunk_files import list_chunk_files
 from core.index.pending import list_pending
 from core.maintenance.recovery import maintenance_slot, recover_archive, recover_locked
-from core.store.atomic import fsync_dir
+from core.store.atomic import fsync_dir, refuse_link_or_kind
 from core.store.faults import fault_point
 from core.store.paths import validate_session_id
 from core.store.session_store import SessionStore
@@ -105,19 +105,15 @@ def check_archive_root(store: SessionStore) -> None:
     """Refuse a `session_archive` that is a symbolic link or anything but a folder inside the
     memory root: a rotation would otherwise write the whole session wherever it points."""
     archive_root = store.paths.archive_root
-    try:
-        mode = os.lstat(archive_root).st_mode
-    except FileNotFoundError:
-        return
-    except OSError as exc:
-        raise StoreError(f"cannot inspect {archive_root}: {exc.strerror}") from exc
-    if stat.S_ISLNK(mode):
-        raise StoreError(
-            f"refusing {archive_root}: it is a symbolic link (links are never followed here); "
-            "move it away and retry"
-        )
-    if not stat.S_ISDIR(mode):
-        raise StoreError(f"refusing {archive_root}: it is not a folder; move it away and retry")
+    refuse_link_or_kind(
+        archive_root,
+        stat.S_ISDIR,
+        StoreError,
+        unreadable=lambda where, exc: f"cannot inspect {where}: {exc.strerror}",
+        link=f"refusing {archive_root}: it is a symbolic link (links are never followed here); "
+        "move it away and retry",
+        other=f"refusing {archive_root}: it is not a folder; move it away and retry",
+    )
     store.paths.ensure_inside_root(archive_root)
 
 

@@ -105,34 +105,6 @@ def _file_key_str(path: str) -> str:
     return f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
 
 
-def _read_regular(path: str, offset: int = 0) -> tuple[os.stat_result, bytes] | None:
-    """A regular file's stat and its bytes from `offset`; None when it is missing, unreadable,
-    a symlink or not a regular file (opened non-blocking: a FIFO put in its place never
-    hangs a reader)."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or offset < 0:
-            return None
-        parts: list[bytes] = []
-        at = offset
-        while True:
-            part = os.pread(fd, 1 << 20, at)
-            if not part:
-                break
-            parts.append(part)
-            at += len(part)
-        return st, b"".join(parts)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
 def _first_changed(folder: str, keys: Iterable[tuple[str, str]]) -> str | None:
     """The first chunk id whose file no longer has its recorded key (None: all match). Each
     file is stat'ed relative to the folder (no path walk per file: ~2x faster at 1,000);
@@ -182,18 +154,18 @@ class DamagedIndex(sqlite3.DatabaseError):
 def _refuse_special(path: str) -> None:
     """UnsafeIndexFile when `path` or a sidecar exists as anything but a regular file (lstat:
     a link is never followed)."""
+    from core.store.atomic import refuse_link_or_kind
+
     for suffix in SIDECARS:
         name = f"{path}{suffix}"
-        try:
-            mode = os.lstat(name).st_mode
-        except FileNotFoundError:
-            continue
-        except OSError as exc:
-            raise UnsafeIndexFile(f"cannot check {name}: {exc.strerror or exc}") from exc
-        if stat.S_ISLNK(mode):
-            raise UnsafeIndexFile(f"{name} is a symbolic link (never followed)")
-        if not stat.S_ISREG(mode):
-            raise UnsafeIndexFile(f"{name} is not a regular file")
+        refuse_link_or_kind(
+            name,
+            stat.S_ISREG,
+            UnsafeIndexFile,
+            unreadable=lambda where, exc: f"cannot check {where}: {exc.strerror or exc}",
+            link=f"{name} is a symbolic link (never followed)",
+            other=f"{name} is not a regular file",
+        )
 
 
 _EXPECTED_SCHEMA: list[tuple[object, ...]] = []
@@ -887,7 +859,9 @@ def _read_chunk_at(
     it has a needle in its lowercased bytes, a byte outside ASCII (NFKC could fold it into
     a term) or a backslash (a JSON escape could hide one). A skipped line is an event
     recall would neither list nor find a phrase in, so a search's answer is the same."""
-    read = _read_regular(f"{folder}/{chunk_id}.jsonl")
+    from core.store.atomic import read_regular
+
+    read = read_regular(f"{folder}/{chunk_id}.jsonl")
     if read is None:  # missing, unreadable or not a regular file (a FIFO would block)
         return []
     data = read[1]

@@ -11,12 +11,14 @@ import contextlib
 import errno
 import os
 import re
-import secrets
 import stat
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable, Iterator
 
 from core.errors import StoreError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # a cold recall (core.recall.sqlite_index) reads through here without pathlib
+    from pathlib import Path
 
 _DIR_FSYNC_UNSUPPORTED = frozenset({errno.EINVAL, errno.ENOTSUP, errno.EBADF, errno.EACCES})
 _NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -109,6 +111,56 @@ def read_bytes_no_symlink(path: Path | str) -> bytes:
         return fh.read()
 
 
+def read_regular(
+    path: Path | str, offset: int = 0, *, tail: int | None = None
+) -> tuple[os.stat_result, bytes] | None:
+    """A regular file's stat and its bytes from `offset` to its end (`tail`: from
+    max(0, size - tail) instead, its last `tail` bytes); None when it is missing, unreadable,
+    a symbolic link or not a regular file (see `open_no_symlink`: a FIFO put in its place
+    never hangs the reader)."""
+    try:
+        fd = open_no_symlink(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        at = offset if tail is None else max(0, st.st_size - tail)
+        parts: list[bytes] = []
+        while part := os.pread(fd, 1 << 20, at):
+            parts.append(part)
+            at += len(part)
+        return st, b"".join(parts)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def refuse_link_or_kind(
+    path: Path | str,
+    is_kind: Callable[[int], bool],
+    error: Callable[[str], Exception],
+    *,
+    unreadable: Callable[[Path | str, OSError], str],
+    link: str,
+    other: str,
+) -> None:
+    """Raise `error(link)` when `path` is a symbolic link, `error(other)` when it is anything
+    `is_kind` (a `stat.S_IS*` test of its mode) refuses, `error(unreadable(path, exc))` when
+    it cannot be checked; return when nothing is there or it is of that kind. lstat: a link is
+    never followed."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise error(unreadable(path, exc)) from exc
+    if stat.S_ISLNK(mode):
+        raise error(link)
+    if not is_kind(mode):
+        raise error(other)
+
+
 def write_all(fd: int, data: bytes) -> None:
     """Write every byte of `data` to `fd` (one `os.write` may write fewer)."""
     view = memoryview(data)
@@ -165,6 +217,9 @@ def stage_bytes(path: Path | str, data: bytes) -> Path:
     """`data` in a new temporary file beside `path`, written and fsynced, not yet renamed over
     it: publishing it is one `os.replace`. Its name matches TEMP_NAME_RE, so recovery sweeps
     one a crash leaves. StoreError (one line, naming `path`) on failure, the temp file gone."""
+    import secrets
+    from pathlib import Path
+
     target = Path(path)
     tmp = target.parent / f".{target.name}.{secrets.token_hex(6)}.tmp"
     try:
@@ -206,6 +261,8 @@ def atomic_write_bytes(path: Path | str, data: bytes, *, sync_folder: bool = Tru
 
     `sync_folder=False`: the caller fsyncs the folder itself later (a pass does it outside the
     session lock, before anything depends on the rename being durable)."""
+    from pathlib import Path
+
     target = Path(path)
     publish(stage_bytes(target, data), target)
     if sync_folder:
@@ -230,6 +287,8 @@ __all__ = [
     "open_no_symlink",
     "publish",
     "read_bytes_no_symlink",
+    "read_regular",
+    "refuse_link_or_kind",
     "stage_bytes",
     "write_all",
 ]

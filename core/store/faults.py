@@ -14,20 +14,21 @@ FAULT_POINTS = (
     "after_index_write",
     "during_rotation",
 )
-EXTRA_FAULT_POINTS = (
+PASS_FAULT_POINTS = (
     "between_pending_writes",
     "after_pending_commit",
     "between_summary_writes",
     "after_summaries_write",
     "after_state_write",
     "between_pending_deletes",
-    "recovery_after_chunk_write",
-    "recovery_after_index_write",
-    "during_index_rebuild",
-    "before_rotation_rename",
-    "after_rotation_session_created",
     "during_index_append",
     "after_index_append",
+)
+RECOVERY_FAULT_POINTS = ("recovery_after_chunk_write", "recovery_after_index_write")
+REPAIR_FAULT_POINTS = ("during_index_rebuild",)
+ROTATION_FAULT_POINTS = ("before_rotation_rename", "after_rotation_session_created")
+EXTRA_FAULT_POINTS = (
+    PASS_FAULT_POINTS + RECOVERY_FAULT_POINTS + REPAIR_FAULT_POINTS + ROTATION_FAULT_POINTS
 )
 """Points between the other writes of a pass, of recovery, of repair and of a rotation
 (tests/reliability/test_crash_matrix.py); not part of the contract. `during_index_append`

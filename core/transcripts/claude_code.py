@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from core.transcripts.stream import BuilderParser, carry_notes, nonneg, source_compaction, text_of
+from core.transcripts.stream import BuilderParser, carry_notes, nonneg, text_of
 from core.transcripts.transcript import _iso_ts, _kind
 
 FORMAT = "claude-code"
@@ -282,16 +282,12 @@ class ClaudeCodeParser(BuilderParser):
         self.boundary = None
         self._end_call()
         trigger = meta.get("trigger")
-        self.stream.input(
-            source_compaction(
-                self.b,
-                FORMAT,
-                line=line,
-                ts=ts,
-                summary=summary,
-                tokens_before=nonneg(meta.get("preTokens")),
-                trigger=trigger if isinstance(trigger, str) else None,
-            )
+        self.input_source_compaction(
+            line=line,
+            ts=ts,
+            summary=summary,
+            tokens_before=nonneg(meta.get("preTokens")),
+            trigger=trigger if isinstance(trigger, str) else None,
         )
 
 

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from core.transcripts.stream import BuilderParser, carry_notes, nonneg, source_compaction, text_of
+from core.transcripts.stream import BuilderParser, carry_notes, nonneg, text_of
 from core.transcripts.transcript import _arguments, _iso_ts
 
 FORMAT = "codex"
@@ -93,14 +93,8 @@ class CodexParser(BuilderParser):
         elif ltype == "compacted":
             message = payload.get("message")
             self._inputs_follow()
-            self.stream.input(
-                source_compaction(
-                    self.b,
-                    FORMAT,
-                    line=line,
-                    ts=ts,
-                    summary=message if isinstance(message, str) else None,
-                )
+            self.input_source_compaction(
+                line=line, ts=ts, summary=message if isinstance(message, str) else None
             )
         elif ltype in ("turn_context", "world_state"):
             self.stream.skip(ltype)

@@ -176,6 +176,28 @@ class BuilderParser:
     def b(self) -> _Builder:
         return self.stream.builder
 
+    def input_source_compaction(
+        self,
+        *,
+        line: int,
+        ts: str | None,
+        summary: str | None,
+        tokens_before: int | None = None,
+        trigger: str | None = None,
+    ) -> None:
+        """Input the marker of a compaction the agent did itself (`source_compaction`)."""
+        self.stream.input(
+            source_compaction(
+                self.b,
+                self.FORMAT,
+                line=line,
+                ts=ts,
+                summary=summary,
+                tokens_before=tokens_before,
+                trigger=trigger,
+            )
+        )
+
 
 class LineParser(Protocol):
     stream: Stream

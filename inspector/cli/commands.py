@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 
     from core.config import CompactionConfig
     from core.manager import MemoryManager
+    from inspector.cli import output as _output
+    from inspector.cli import timeline_output as _timeline_output
 
 PROG = "session-inspector"
 ENV_MEMORY_DIR = "SESSION_MEMORY_DIR"
@@ -130,6 +132,33 @@ class _LazyNames(Sequence[str]):
 
     def __contains__(self, value: object) -> bool:
         return value in self._load()
+
+
+class _LazyModule:
+    """A module imported when one of its names is first read: the renderers import Rich, which
+    a `--json` answer never needs. Typed as the module itself (see TYPE_CHECKING above)."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attribute: str) -> Any:
+        return getattr(importlib.import_module(self._name), attribute)
+
+
+if not TYPE_CHECKING:
+    _output = _LazyModule("inspector.cli.output")
+    _timeline_output = _LazyModule("inspector.cli.timeline_output")
+
+
+def _add_format(p: argparse.ArgumentParser, what: str, formats: _LazyNames) -> None:
+    """The `--format` option of a command that reads an agent's transcript."""
+    p.add_argument(
+        "--format",
+        default=None,
+        choices=formats,
+        metavar="FORMAT",
+        help=f"the {what}'s format: %(choices)s (default: detected)",
+    )
 
 
 def _scenario_help() -> str:
@@ -550,13 +579,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = parsers["import"]
     p.add_argument("file", metavar="FILE", help="the transcript to read (- for stdin)")
-    p.add_argument(
-        "--format",
-        default=None,
-        choices=_LazyNames("core.transcripts.importers", "FORMATS"),
-        metavar="FORMAT",
-        help="the transcript's format: %(choices)s (default: detected)",
-    )
+    _add_format(p, "transcript", _LazyNames("core.transcripts.importers", "FORMATS"))
     p.add_argument(
         "--replay",
         action="store_true",
@@ -570,13 +593,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = parsers["follow"]
     p.add_argument("file", metavar="FILE", help="the agent's log")
-    p.add_argument(
-        "--format",
-        default=None,
-        choices=_LazyNames("core.transcripts.follow", "FOLLOW_FORMATS"),
-        metavar="FORMAT",
-        help="the log's format: %(choices)s (default: detected)",
-    )
+    _add_format(p, "log", _LazyNames("core.transcripts.follow", "FOLLOW_FORMATS"))
     return parser
 
 
@@ -636,6 +653,17 @@ class Context:
 
             self._console = make_console()
         return self._console
+
+    def reply(
+        self, data: Callable[[], dict[str, Any]], root: Path, render: Callable[[], None]
+    ) -> int:
+        """A command's answer, then EXIT_OK: `data()` as JSON (with `memory_dir`: `root`) under
+        --json, else `render()` for a person."""
+        if self.json:
+            self.emit_json(_with_memory_dir(data(), root))
+        else:
+            render()
+        return EXIT_OK
 
     def emit_json(self, data: dict[str, Any]) -> None:
         encoding = (getattr(sys.stdout, "encoding", None) or "").lower().replace("-", "")
@@ -697,13 +725,11 @@ def _with_memory_dir(data: dict[str, Any], root: Path) -> dict[str, Any]:
 def cmd_status(ctx: Context) -> int:
     manager = ctx.manager(read_only=True)
     status = manager.status()
-    if ctx.json:
-        ctx.emit_json(_with_memory_dir(status.to_json(), manager.memory_dir))
-        return EXIT_OK
-    from inspector.cli.output import render_status
-
-    render_status(ctx.console, status, manager)
-    return EXIT_OK
+    return ctx.reply(
+        status.to_json,
+        manager.memory_dir,
+        lambda: _output.render_status(ctx.console, status, manager),
+    )
 
 
 def _read_stdin_events(stream: Any) -> list[dict[str, Any]]:
@@ -857,13 +883,9 @@ def _record(manager: MemoryManager, prompt_tokens: int | None, model: str | None
 def cmd_plan(ctx: Context) -> int:
     manager = ctx.manager(read_only=True)
     report = manager.plan(prompt_tokens=ctx.args.prompt_tokens, model=ctx.args.model)
-    if ctx.json:
-        ctx.emit_json(_with_memory_dir(report.to_json(), manager.memory_dir))
-        return EXIT_OK
-    from inspector.cli.output import render_plan
-
-    render_plan(ctx.console, report)
-    return EXIT_OK
+    return ctx.reply(
+        report.to_json, manager.memory_dir, lambda: _output.render_plan(ctx.console, report)
+    )
 
 
 def cmd_compact(ctx: Context) -> int:
@@ -873,13 +895,9 @@ def cmd_compact(ctx: Context) -> int:
         result = manager.save(force=args.force, focus=args.focus, prompt_tokens=args.prompt_tokens)
     finally:
         manager.close()
-    if ctx.json:
-        ctx.emit_json(_with_memory_dir(result.to_json(), manager.memory_dir))
-        return EXIT_OK
-    from inspector.cli.output import render_pass
-
-    render_pass(ctx.console, result)
-    return EXIT_OK
+    return ctx.reply(
+        result.to_json, manager.memory_dir, lambda: _output.render_pass(ctx.console, result)
+    )
 
 
 def _with_writer(ctx: Context, action: Callable[[MemoryManager], _R]) -> tuple[_R, Path]:
@@ -897,13 +915,9 @@ def _with_writer(ctx: Context, action: Callable[[MemoryManager], _R]) -> tuple[_
 
 def cmd_rotate(ctx: Context) -> int:
     result, memory_dir = _with_writer(ctx, lambda manager: manager.rotate())
-    if ctx.json:
-        ctx.emit_json(_with_memory_dir(result.to_json(), memory_dir))
-        return EXIT_OK
-    from inspector.cli.output import render_rotation
-
-    render_rotation(ctx.console, result)
-    return EXIT_OK
+    return ctx.reply(
+        result.to_json, memory_dir, lambda: _output.render_rotation(ctx.console, result)
+    )
 
 
 def cmd_recall(ctx: Context) -> int:
@@ -915,13 +929,11 @@ def cmd_recall(ctx: Context) -> int:
     )
     for warning in manager.recall_warnings:
         warn(warning)
-    if ctx.json:
-        ctx.emit_json(_with_memory_dir(result.to_json(), manager.memory_dir))
-        return EXIT_OK
-    from inspector.cli.output import render_recall
-
-    render_recall(ctx.console, ctx.args.query, result)
-    return EXIT_OK
+    return ctx.reply(
+        result.to_json,
+        manager.memory_dir,
+        lambda: _output.render_recall(ctx.console, ctx.args.query, result),
+    )
 
 
 def cmd_prompt(ctx: Context) -> int:
@@ -933,13 +945,11 @@ def cmd_prompt(ctx: Context) -> int:
     task = DEFAULT_TASK if ctx.args.task is None else ctx.args.task
     manager = ctx.manager(read_only=True)
     messages = manager.build_prompt(system, task)
-    if ctx.json:
-        ctx.emit_json(_with_memory_dir({"messages": messages}, manager.memory_dir))
-        return EXIT_OK
-    from inspector.cli.output import render_prompt
-
-    render_prompt(ctx.console, messages)
-    return EXIT_OK
+    return ctx.reply(
+        lambda: {"messages": messages},
+        manager.memory_dir,
+        lambda: _output.render_prompt(ctx.console, messages),
+    )
 
 
 def cmd_prompt_at(ctx: Context) -> int:
@@ -951,13 +961,9 @@ def cmd_prompt_at(ctx: Context) -> int:
 
     root = ctx.require_memory()  # no manager: a cold rebuild reads the ledger and a few files
     rebuilt = rebuild_call(MemoryPaths(root), str(ctx.args.at))
-    if ctx.json:
-        ctx.emit_json(_with_memory_dir(rebuilt.to_json(), root))
-        return EXIT_OK
-    from inspector.cli.timeline_output import render_rebuilt
-
-    render_rebuilt(ctx.console, rebuilt)
-    return EXIT_OK
+    return ctx.reply(
+        rebuilt.to_json, root, lambda: _timeline_output.render_rebuilt(ctx.console, rebuilt)
+    )
 
 
 def cmd_timeline(ctx: Context) -> int:
@@ -965,13 +971,11 @@ def cmd_timeline(ctx: Context) -> int:
 
     manager = ctx.manager(read_only=True)
     timeline = build_timeline(manager.paths, manager.config, manager.store.read_state().model)
-    if ctx.json:
-        ctx.emit_json(_with_memory_dir(timeline.to_json(), manager.memory_dir))
-        return EXIT_OK
-    from inspector.cli.timeline_output import render_timeline
-
-    render_timeline(ctx.console, timeline)
-    return EXIT_OK
+    return ctx.reply(
+        timeline.to_json,
+        manager.memory_dir,
+        lambda: _timeline_output.render_timeline(ctx.console, timeline),
+    )
 
 
 def cmd_dropped(ctx: Context) -> int:
@@ -979,24 +983,20 @@ def cmd_dropped(ctx: Context) -> int:
 
     manager = ctx.manager(read_only=True)
     report = dropped_for_chunk(manager.paths, str(ctx.args.chunk))
-    if ctx.json:
-        ctx.emit_json(_with_memory_dir(report.to_json(), manager.memory_dir))
-        return EXIT_OK
-    from inspector.cli.timeline_output import render_dropped
-
-    render_dropped(ctx.console, report)
-    return EXIT_OK
+    return ctx.reply(
+        report.to_json,
+        manager.memory_dir,
+        lambda: _timeline_output.render_dropped(ctx.console, report),
+    )
 
 
 def cmd_repair(ctx: Context) -> int:
     repaired, memory_dir = _with_writer(ctx, lambda manager: manager.repair())
-    if ctx.json:
-        ctx.emit_json(_with_memory_dir({"repaired": repaired}, memory_dir))
-        return EXIT_OK
-    from inspector.cli.output import render_repair
-
-    render_repair(ctx.console, repaired)
-    return EXIT_OK
+    return ctx.reply(
+        lambda: {"repaired": repaired},
+        memory_dir,
+        lambda: _output.render_repair(ctx.console, repaired),
+    )
 
 
 def cmd_import(ctx: Context) -> int:

@@ -15,7 +15,13 @@ import pytest
 from core.compaction.summaries import render_summary
 from core.manager import MemoryManager
 from core.store.atomic import TEMP_NAME_RE
-from core.store.faults import EXTRA_FAULT_POINTS, FAULT_POINTS
+from core.store.faults import (
+    EXTRA_FAULT_POINTS,
+    FAULT_POINTS,
+    PASS_FAULT_POINTS,
+    RECOVERY_FAULT_POINTS,
+    ROTATION_FAULT_POINTS,
+)
 from tests.helpers.invariants import (
     assert_each_once,
     assert_recall_finds,
@@ -31,18 +37,9 @@ from tests.helpers.reliability import three_chunks
 # tests/store/test_crash_recovery.py covers the contract's points in the default run.
 pytestmark = pytest.mark.extended
 
-PASS_POINTS = [
-    "between_pending_writes",
-    "after_pending_commit",
-    "between_summary_writes",
-    "after_summaries_write",
-    "after_state_write",
-    "between_pending_deletes",
-    "during_index_append",
-    "after_index_append",
-]
-RECOVERY_POINTS = ["recovery_after_chunk_write", "recovery_after_index_write"]
-ROTATION_POINTS = ["before_rotation_rename", "after_rotation_session_created"]
+PASS_POINTS = list(PASS_FAULT_POINTS)
+RECOVERY_POINTS = list(RECOVERY_FAULT_POINTS)
+ROTATION_POINTS = list(ROTATION_FAULT_POINTS)
 
 
 def test_every_extra_point_is_exercised_here() -> None:

@@ -58,41 +58,32 @@ class Column:
     align_right: bool = False
 
 
+_INDEX = -1
+"""A width in `_LAYOUTS`: the row number's digits (`columns_for`'s `index_width`)."""
+_LAYOUTS: tuple[tuple[str, str, bool, tuple[int | None, int | None, int | None]], ...] = (
+    # key, title, right-aligned, (width from 110 cells, from 80, under 80; None: not shown).
+    # Narrow (60×20) drops columns by priority, so the preview stays readable.
+    ("mark", "", False, (2, 2, 2)),
+    ("index", "#", True, (_INDEX, _INDEX, _INDEX)),
+    ("id", "id", False, (14, 8, None)),
+    ("time", "time", False, (8, None, None)),
+    ("type", "type", False, (16, 12, 12)),
+    ("role", "role", False, (9, None, None)),
+    ("class", "class", False, (6, 6, 6)),
+    ("tokens", "tok", True, (6, 5, 5)),
+    ("cum", "cum", True, (8, 7, None)),
+    ("link", "pair", False, (7, 6, None)),
+)
+
+
 def columns_for(width: int, index_width: int) -> list[Column]:
     """Columns that fit `width`; the preview takes what is left (at least 8 cells)."""
-    if width >= 110:
-        cols = [
-            Column("mark", "", 2),
-            Column("index", "#", index_width, True),
-            Column("id", "id", 14),
-            Column("time", "time", 8),
-            Column("type", "type", 16),
-            Column("role", "role", 9),
-            Column("class", "class", 6),
-            Column("tokens", "tok", 6, True),
-            Column("cum", "cum", 8, True),
-            Column("link", "pair", 7),
-        ]
-    elif width < 80:
-        # Narrow (60×20): the columns dropped by priority, so the preview stays readable.
-        cols = [
-            Column("mark", "", 2),
-            Column("index", "#", index_width, True),
-            Column("type", "type", 12),
-            Column("class", "class", 6),
-            Column("tokens", "tok", 5, True),
-        ]
-    else:
-        cols = [
-            Column("mark", "", 2),
-            Column("index", "#", index_width, True),
-            Column("id", "id", 8),
-            Column("type", "type", 12),
-            Column("class", "class", 6),
-            Column("tokens", "tok", 5, True),
-            Column("cum", "cum", 7, True),
-            Column("link", "pair", 6),
-        ]
+    layout = 0 if width >= 110 else 1 if width >= 80 else 2
+    cols = [
+        Column(key, title, index_width if size == _INDEX else size, right)
+        for key, title, right, widths in _LAYOUTS
+        if (size := widths[layout]) is not None
+    ]
     used = sum(c.width + 1 for c in cols)
     cols.append(Column("preview", "preview", max(8, width - used)))
     return cols
