@@ -90,12 +90,7 @@ class AdvanceStep:
     """The next legal cut tried; None when none was left."""
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "from_cut": self.from_cut,
-            "pulled_to": self.pulled_to,
-            "why": self.why,
-            "to_cut": self.to_cut,
-        }
+        return dataclasses.asdict(self)
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,15 @@ def seeded_root(root: Path, turns: int = 6) -> tuple[MemoryManager, list[str]]:
     return mm, ids
 
 
+def closed_seeded_root(tmp_path: Path) -> Path:
+    """`tmp_path/memory` seeded as `seeded_root` does, its manager closed: the root as a
+    command run afterwards finds it."""
+    root = tmp_path / "memory"
+    mm, _ids = seeded_root(root)
+    mm.close()
+    return root
+
+
 @dataclass
 class CliRun:
     returncode: int

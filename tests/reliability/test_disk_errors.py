@@ -31,7 +31,6 @@ from tests.helpers.reliability import (
     seeded_root,
     small_config,
     three_chunks,
-    write_small_config,
 )
 
 # Every write of a pass failed in turn, real full and read-only file systems, ~6 s: CI runs
@@ -206,8 +205,7 @@ def fill_up(folder: Path) -> Path:
 
 def test_real_disk_full_append_and_compact_fail_cleanly_then_recover(tiny_fs: Path) -> None:
     root = tiny_fs / "memory"
-    write_small_config(root)
-    _mm, ids = seeded_root(root)
+    _mm, ids = seeded_root(root)  # SMALL written as the CLI's config too
     events = root / "session" / "events.jsonl"
     filler = fill_up(tiny_fs)
     before = session_files(root)
@@ -236,8 +234,7 @@ def test_real_disk_full_append_and_compact_fail_cleanly_then_recover(tiny_fs: Pa
 
 def test_read_only_file_system_fails_writes_cleanly_and_still_reads(tiny_fs: Path) -> None:
     root = tiny_fs / "memory"
-    write_small_config(root)
-    _mm, ids = seeded_root(root)
+    _mm, ids = seeded_root(root)  # SMALL written as the CLI's config too
     events = root / "session" / "events.jsonl"
     before = session_files(root)
     remount = _mount(["mount", "-o", "remount,ro", str(tiny_fs)])

@@ -21,7 +21,7 @@ from core.manager import MemoryManager
 from core.recall.sqlite_index import recall_once
 from tests.helpers.cli import REPO, cli_env
 from tests.helpers.memory import fill, small_config
-from tests.helpers.reliability import run_cli, seeded_root, three_chunks
+from tests.helpers.reliability import closed_seeded_root, run_cli, seeded_root, three_chunks
 
 HANG = 30.0
 """Seconds a command may take before the test calls it hung (they take about one)."""
@@ -107,9 +107,7 @@ def child_python(code: str, *args: str) -> subprocess.CompletedProcess[str]:
 def test_a_linked_recall_index_or_sidecar_is_never_written_through(
     tmp_path: Path, suffix: str, action: str
 ) -> None:
-    root = tmp_path / "memory"
-    mm, _ids = seeded_root(root)
-    mm.close()
+    root = closed_seeded_root(tmp_path)
     outside = tmp_path / "outside"
     target = outside_database(outside)
     if suffix:
@@ -221,9 +219,7 @@ def _schema(root: Path) -> list[tuple[str, str]]:
 
 @pytest.mark.parametrize("key", ["next_no", "generation", "count", "index_end"])
 def test_a_non_numeric_meta_value_falls_back_with_a_warning(tmp_path: Path, key: str) -> None:
-    root = tmp_path / "memory"
-    mm, _ids = seeded_root(root)
-    mm.close()
+    root = closed_seeded_root(tmp_path)
     assert index_file(root).exists()
     clean = _schema(root)
     _tamper(root, f"UPDATE meta SET v = 'x:y:z' WHERE k = '{key}'")
@@ -250,9 +246,7 @@ PLANTS = {
 
 @pytest.mark.parametrize("plant", sorted(PLANTS))
 def test_an_unexpected_schema_object_means_a_rebuild(tmp_path: Path, plant: str) -> None:
-    root = tmp_path / "memory"
-    mm, _ids = seeded_root(root)
-    mm.close()
+    root = closed_seeded_root(tmp_path)
     clean = _schema(root)
     _tamper(root, PLANTS[plant])
     # The next pass adds its chunk; a planted trigger would wipe every posting.
@@ -272,9 +266,7 @@ def test_an_unexpected_schema_object_means_a_rebuild(tmp_path: Path, plant: str)
 
 
 def test_a_chunk_id_row_pointing_outside_is_never_read(tmp_path: Path) -> None:
-    root = tmp_path / "memory"
-    mm, _ids = seeded_root(root)
-    mm.close()
+    root = closed_seeded_root(tmp_path)
     bait = tmp_path / "bait.jsonl"
     bait.write_text(
         json.dumps({"id": "b1", "type": "user_input", "content": "baitword secret"}) + "\n"
@@ -297,9 +289,7 @@ def test_a_chunk_id_row_pointing_outside_is_never_read(tmp_path: Path) -> None:
 
 
 def test_a_malformed_posting_falls_back_instead_of_an_internal_error(tmp_path: Path) -> None:
-    root = tmp_path / "memory"
-    mm, _ids = seeded_root(root)
-    mm.close()
+    root = closed_seeded_root(tmp_path)
     _tamper(root, "UPDATE post SET best = 'x', total = 'y'", "UPDATE chunks SET summary = 7")
     run = run_cli(root, "recall", "camera", "--json", timeout=HANG)
     assert "internal error" not in run.stderr and run.returncode == 0, run.stderr

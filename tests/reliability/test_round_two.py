@@ -22,6 +22,7 @@ from tests.helpers.memory import crashed_second_pass
 from tests.helpers.reliability import (
     REPO,
     assert_clean_failure,
+    closed_seeded_root,
     run_cli,
     seeded_root,
     write_small_config,
@@ -49,9 +50,7 @@ EVERY_COMMAND = [
 def test_append_to_a_fifo_events_file_fails_instead_of_vanishing_or_hanging(
     tmp_path: Path, size: int
 ) -> None:
-    root = tmp_path / "memory"
-    mm, _ids = seeded_root(root)
-    mm.close()
+    root = closed_seeded_root(tmp_path)
     events = root / "session" / "events.jsonl"
     events.unlink()
     os.mkfifo(events)
@@ -66,9 +65,7 @@ def test_append_to_a_fifo_events_file_fails_instead_of_vanishing_or_hanging(
 def test_a_fifo_as_any_store_file_is_an_error_for_every_command_never_a_hang(
     tmp_path: Path, name: str
 ) -> None:
-    root = tmp_path / "memory"
-    mm, _ids = seeded_root(root)
-    mm.close()
+    root = closed_seeded_root(tmp_path)
     target = root / "session" / name
     assert target.is_file()
     target.unlink()
@@ -218,9 +215,7 @@ def test_repair_recovers_what_a_crash_left_in_an_archive(tmp_path: Path) -> None
 
 
 def test_rotation_refuses_a_symlinked_session_archive(tmp_path: Path) -> None:
-    root = tmp_path / "memory"
-    mm, _ids = seeded_root(root)
-    mm.close()
+    root = closed_seeded_root(tmp_path)
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     (root / "session_archive").symlink_to(outside, target_is_directory=True)
@@ -327,9 +322,7 @@ def test_an_unreadable_state_file_is_an_error_not_a_new_session(
 
 
 def test_duplicate_keys_in_the_config_are_refused(tmp_path: Path) -> None:
-    root = tmp_path / "memory"
-    mm, _ids = seeded_root(root)
-    mm.close()
+    root = closed_seeded_root(tmp_path)
     config = root.parent / "config" / "memory" / "extraction.yaml"
     config.write_text(
         "session_compaction:\n  hot_window_events: 3\n  hot_window_events: 30\n", encoding="utf-8"
@@ -401,9 +394,7 @@ def test_repair_reads_and_rebuilds_without_holding_the_session_lock(
 
 
 def test_a_400_digit_prompt_size_is_refused_and_status_keeps_working(tmp_path: Path) -> None:
-    root = tmp_path / "memory"
-    mm, _ids = seeded_root(root)
-    mm.close()
+    root = closed_seeded_root(tmp_path)
     run = run_cli(root, "append", "--prompt-tokens", "9" * 400, timeout=HANG)
     assert_clean_failure(run, 2, "--prompt-tokens")
     for command in ("status", "plan", "compact"):
@@ -417,9 +408,7 @@ def test_a_400_digit_prompt_size_is_refused_and_status_keeps_working(tmp_path: P
 def test_an_absurd_config_number_is_bad_input_naming_the_key(
     tmp_path: Path, key: str, value: str
 ) -> None:
-    root = tmp_path / "memory"
-    mm, _ids = seeded_root(root)
-    mm.close()
+    root = closed_seeded_root(tmp_path)
     config = root.parent / "config" / "memory" / "extraction.yaml"
     config.write_text(f"session_compaction:\n  {key}: {value}\n", encoding="utf-8")
     for command in ("status", "append --type user_input --text x"):
@@ -436,9 +425,7 @@ def test_lone_surrogates_and_invisible_characters_are_shown_not_sent_raw(
 ) -> None:
     """A lone surrogate used to fail human output half way (UnicodeEncodeError); zero-width
     and tag characters reached the terminal raw. All are shown as <U+XXXX> stand-ins."""
-    root = tmp_path / "memory"
-    mm, _ids = seeded_root(root)
-    mm.close()
+    root = closed_seeded_root(tmp_path)
     line = json.dumps({"type": "user_input", "content": f"lone \ud800 surrogate {HIDDEN}"})
     assert run_cli(root, "append", "-", stdin=line + "\n", timeout=HANG).returncode == 0
     run = run_cli(root, *command.split(), timeout=HANG)
@@ -478,9 +465,7 @@ def test_an_append_whose_prompt_size_cannot_be_recorded_says_the_events_are_stor
 
 
 def test_a_fifo_as_the_config_file_is_bad_input_not_a_hang(tmp_path: Path) -> None:
-    root = tmp_path / "memory"
-    mm, _ids = seeded_root(root)
-    mm.close()
+    root = closed_seeded_root(tmp_path)
     config = root.parent / "config" / "memory" / "extraction.yaml"
     config.unlink()
     os.mkfifo(config)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.reliability import REPO, seeded_root
+from tests.helpers.reliability import REPO, closed_seeded_root
 
 STUCK_APP = """
 import asyncio, sys, threading
@@ -41,9 +41,7 @@ print("quit", flush=True)
 
 @pytest.mark.parametrize("key", ["q", "ctrl+c"])
 def test_quit_does_not_wait_for_a_stuck_worker(tmp_path: Path, key: str) -> None:
-    root = tmp_path / "memory"
-    mm, _ids = seeded_root(root)
-    mm.close()
+    root = closed_seeded_root(tmp_path)
     proc = subprocess.run(
         [sys.executable, "-c", STUCK_APP, str(root), key],
         capture_output=True,
