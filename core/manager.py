@@ -102,40 +102,40 @@ class MemoryManager:
         self._hot_lock = threading.Lock()
         self._hot_tail = EventTail(self.paths.events, tokens=False)
         self._hot_cache: list[Event] = []
-        self._recall_cache: RecallService | None = None
+        self._recall_service: RecallService | None = None
         self.ledger = PromptLedger(self.paths)
         """Writes session/prompts.jsonl: a line per build_prompt, measured figure and pass."""
 
     @property
-    def recall_cache(self) -> RecallService:
+    def recall_service(self) -> RecallService:
         """Made on first use: recall's modules (SQLite, the ranking) are imported only by a
         process that recalls or indexes, not by every `status` or `prompt`."""
-        if self._recall_cache is None:
+        if self._recall_service is None:
             from core.recall.service import RecallService
 
-            self._recall_cache = RecallService(
+            self._recall_service = RecallService(
                 self.store, self.memory_dir, read_only=self.read_only, hot_events=self._hot_events
             )
-        return self._recall_cache
+        return self._recall_service
 
     @property
     def persistent_recall(self) -> bool:
         """Search through chunks/recall.sqlite (False: the in-memory index, the baseline)."""
-        return self.recall_cache.persistent
+        return self.recall_service.persistent
 
     @persistent_recall.setter
     def persistent_recall(self, value: bool) -> None:
-        self.recall_cache.persistent = value
+        self.recall_service.persistent = value
 
     @property
     def recall_warnings(self) -> list[str]:
         """Why recall fell back to the in-memory index or rebuilt its file (newest last)."""
-        return self.recall_cache.warnings
+        return self.recall_service.warnings
 
     @property
     def last_recall_index_ms(self) -> float | None:
         """Time the last pass's hook spent adding its chunk to chunks/recall.sqlite."""
-        return self.recall_cache.last_index_ms
+        return self.recall_service.last_index_ms
 
     # -- appends ---------------------------------------------------------------------------
 
@@ -285,7 +285,7 @@ class MemoryManager:
             key = (result.reason or "unknown").split(":", 1)[0]
             self.telemetry.skips[key] = self.telemetry.skips.get(key, 0) + 1
         if result.compacted:
-            self.recall_cache.index_new_chunks()
+            self.recall_service.index_new_chunks()
         if result.compacted or (result.trigger is not None and result.trigger.should_compress):
             from core.timeline import record_pass
 
@@ -329,10 +329,10 @@ class MemoryManager:
         from core.maintenance.rotation import rotate
 
         self._writable()
-        with self.recall_cache.lock:
-            self.recall_cache.close_files()  # before the rename: SQLite removes its WAL by path
+        with self.recall_service.lock:
+            self.recall_service.close_files()  # before the rename: SQLite removes its WAL by path
             result = rotate(self.store, self.config)
-        self.recall_cache.forget()
+        self.recall_service.forget()
         return result
 
     def repair(self) -> dict[str, int]:
@@ -344,8 +344,8 @@ class MemoryManager:
 
         self._writable()
         repaired = recovery.repair(self.store, self.config)
-        self.recall_cache.forget()
-        if self.persistent_recall and self.recall_cache.rebuild_file():
+        self.recall_service.forget()
+        if self.persistent_recall and self.recall_service.rebuild_file():
             repaired["recall_index_rebuilt"] = 1
         return repaired
 
@@ -451,7 +451,7 @@ class MemoryManager:
         The chunks are searched through chunks/recall.sqlite, brought up to date first (a
         pass's chunk is added by the pass's hook, or here); if the file cannot be used, the
         in-memory index answers, with a warning in `recall_warnings`."""
-        result = self.recall_cache.recall(query, limit, all_sessions)
+        result = self.recall_service.recall(query, limit, all_sessions)
         self.telemetry.pending_chunks_recalled += result.pending_chunks_recalled
         return result
 

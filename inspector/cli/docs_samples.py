@@ -14,7 +14,7 @@ tests/data/transcripts/, the small files of `WORKDIR_FILES` and `memory` (the de
 crash/repair walkthrough (the demo's crash scenario, whose pass dies at the
 `after_events_replace` fault point), `import`, `follow`, `serve` and the error samples run
 there, every command for real. Ids, session ids, times and timings differ on every run:
-`normalized()` masks them, and `tests/test_docs_samples.py` compares the docs with a fresh
+`normalized()` masks them, and `tests/cli/test_docs_samples.py` compares the docs with a fresh
 run through it. docs/CLI.md has no ```console block without a marker (the test checks it);
 README.md's other blocks are written by hand.
 """

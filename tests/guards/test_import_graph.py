@@ -375,3 +375,18 @@ def test_the_purity_guard_follows_the_package_inits_an_import_runs(tmp_path: Pat
         "core.algo.deep.pure -> core.store (run by core.algo)",
         "core.user -> core.store (run by core.algo)",
     ]
+
+
+def test_the_folders_hold_their_layer() -> None:
+    """The folders are the design's layers (issue 21): `compaction/` holds pure logic only, and
+    `store/` and `maintenance/` only shell, so a module cannot drift into the wrong folder
+    without its row (and the purity check above) saying so."""
+    pure, shell = _doc_table(PURE_HEADING), _doc_table(SHELL_HEADING)
+    layers = {"core.compaction": pure, "core.store": shell, "core.maintenance": shell}
+    misplaced = sorted(
+        name
+        for name in modules()
+        for folder, table in layers.items()
+        if name.startswith(folder + ".") and name not in table
+    )
+    assert misplaced == []

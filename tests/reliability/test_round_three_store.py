@@ -473,7 +473,7 @@ def test_a_healthy_index_passes_the_checks_without_a_rebuild_or_a_warning(tmp_pa
     writer = MemoryManager(root, small_config())
     assert writer.recall("camera").results
     assert writer.recall_warnings == []
-    store = writer.recall_cache.file_for(writer.paths)
+    store = writer.recall_service.file_for(writer.paths)
     assert not store.last_sync.rebuilt, store.last_sync
     writer.close()
     assert index_file(root).stat().st_ino == inode

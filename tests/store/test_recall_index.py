@@ -62,7 +62,7 @@ def test_a_pass_of_another_process_is_picked_up_incrementally(tmp_path: Path) ->
     assert writer.save(force=True).compacted
     hits = reader.recall("TKT-7").results
     assert hits and "TKT-7" in json.dumps(hits[0].events)
-    store = reader.recall_cache.files[root / "session"]
+    store = reader.recall_service.files[root / "session"]
     new_chunks = len(list((root / "session" / "chunks").glob("chunk_*.jsonl"))) - before
     assert new_chunks >= 1
     assert store.last_sync.added == new_chunks and not store.last_sync.rebuilt
@@ -87,7 +87,7 @@ def test_a_changed_chunk_file_makes_the_index_stale_and_it_is_rebuilt(tmp_path: 
     fresh = MemoryManager(root, config(), read_only=True)
     hits = fresh.recall("zanzibar_quokka.cfg").results
     assert [h.chunk_id for h in hits] == [chunk.stem]
-    assert fresh.recall_cache.files[root / "session"].last_sync.rebuilt
+    assert fresh.recall_service.files[root / "session"].last_sync.rebuilt
     assert_same_as_in_memory(root)
 
 
@@ -166,7 +166,7 @@ def test_rotation_carries_the_index_and_all_sessions_names_each_session(tmp_path
     assert result.results[0].to_json()["session_id"] == old_id
     mixed = mm.recall("ticket camera", limit=20, all_sessions=True).results
     assert {(h.session_id, h.archived) for h in mixed} == {(old_id, True), (new_id, False)}
-    store = mm.recall_cache.files[root / "session_archive" / str(old_id)]
+    store = mm.recall_service.files[root / "session_archive" / str(old_id)]
     assert store.last_sync.added == 0 and not store.last_sync.rebuilt, "used as it was"
     assert_same_as_in_memory(root, all_sessions=True)
 
@@ -286,7 +286,7 @@ def test_a_pass_hook_adds_its_chunk_alone_and_the_next_query_still_checks_the_fi
     old = change_the_oldest_chunk_file(root)
     fill(writer, 3, start=6)
     assert writer.save(force=True).compacted
-    store = writer.recall_cache.files[root / "session"]
+    store = writer.recall_service.files[root / "session"]
     assert store.last_sync.added >= 1 and not store.last_sync.rebuilt, "the append alone"
     hits = writer.recall("zanzibar_quokka.cfg").results
     assert [h.chunk_id for h in hits] == [old.stem]

@@ -78,7 +78,7 @@ def test_a_read_only_viewer_follows_a_writer_without_writing(tmp_path: Path) -> 
     before = snapshot(root)
     assert viewer.recall("TKT-5", limit=10) == in_memory(root, "TKT-5", limit=10)
     assert "TKT-5" in json.dumps(viewer.recall("TKT-5").results[0].events)
-    store = viewer.recall_cache.files[root / "session"]
+    store = viewer.recall_service.files[root / "session"]
     assert not store.in_memory, "the file the writer brought up to date is read, not copied"
     viewer.close()
     assert snapshot(root) == before

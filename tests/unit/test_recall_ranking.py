@@ -414,7 +414,7 @@ def test_an_exact_query_reads_only_the_chunks_it_returns(
     from core.index.chunk_files import read_chunk_events
     from core.jsonl import CorruptLine
     from core.manager import MemoryManager
-    from core.recall import service as recall_cache
+    from core.recall import service as recall_service
     from core.store.paths import MemoryPaths
     from tests.helpers.recall import config
 
@@ -437,7 +437,7 @@ def test_an_exact_query_reads_only_the_chunks_it_returns(
         reads.append(chunk_id)
         return real(paths, chunk_id)
 
-    monkeypatch.setattr(recall_cache, "read_chunk_events", counting)
+    monkeypatch.setattr(recall_service, "read_chunk_events", counting)
     fresh = MemoryManager(root, config(), read_only=True)
     hits = fresh.recall("package.json", limit=2).results
     assert len(hits) == 2
