@@ -204,6 +204,7 @@ def test_long_scenario_small(tmp_path: Path) -> None:
     assert len(hot) >= 120, "the last run is still open: a big hot window"
 
 
+@pytest.mark.extended  # 3-5 s: keeps the README's pytest -q near 3 minutes
 def test_long_scenario_default_size(tmp_path: Path) -> None:
     player = play(tmp_path / "m", "long")
     assert player.stats.events_appended >= 30_000

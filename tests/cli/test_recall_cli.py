@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.helpers.cli import SMALL_CONFIG, cli_ok, json_out, run_cli, write_config
 
 
@@ -36,6 +38,7 @@ def compact(root: Path) -> bool:
     return bool(done["compacted"])
 
 
+@pytest.mark.extended  # 3-5 s: keeps the README's pytest -q near 3 minutes
 def test_all_sessions_names_each_session(tmp_path: Path) -> None:
     root = tmp_path / "m"
     append(root, jsonl(*[e for n in range(4) for e in turn(n, "quokka")]))

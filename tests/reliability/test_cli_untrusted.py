@@ -82,6 +82,7 @@ def test_piped_human_output_has_no_control_characters(root: Path, args: list[str
         assert "\u241b[31m" in run.stdout, "the escape is shown as a visible ␛"
 
 
+@pytest.mark.extended  # 3-5 s: keeps the README's pytest -q near 3 minutes
 def test_compact_and_repair_output_and_errors_are_visible_text(tmp_path: Path) -> None:
     root = hostile_root(tmp_path)
     for args in (["compact", "--force"], ["repair"], ["rotate"]):

@@ -265,6 +265,7 @@ async def test_recall_tab_search(basic: Path) -> None:
         assert any("recall 'restaurants': 1 result," in line for line in log), log
 
 
+@pytest.mark.extended  # 3-5 s: keeps the README's pytest -q near 3 minutes
 async def test_tabs_by_number_and_tab_key(basic: Path) -> None:
     async with started(basic, size=SIZE) as (app, pilot):
         tabs = app.query_one(TabbedContent)
@@ -324,6 +325,7 @@ async def test_read_only_hides_and_refuses_every_write(basic: Path) -> None:
     assert (basic / "session" / "events.jsonl").read_bytes() == events_before
 
 
+@pytest.mark.extended  # 3-5 s: keeps the README's pytest -q near 3 minutes
 async def test_command_palette_lists_and_runs_actions(basic: Path) -> None:
     async with started(basic, size=SIZE) as (app, pilot):
         titles = {s.title for s in app.available_actions()}
@@ -374,6 +376,7 @@ async def test_worker_error_is_reported_not_fatal(basic: Path) -> None:
         assert any("error" in line for line in app.query_one(ActivityLog).lines_written)
 
 
+@pytest.mark.extended  # 3-5 s: keeps the README's pytest -q near 3 minutes
 async def test_demo_step_and_play_pause(tmp_path: Path) -> None:
     root = tmp_path / "demo"
     manager = MemoryManager(root, CONFIG)
@@ -413,6 +416,7 @@ def test_demo_default_pace_finishes_the_tour_well_under_a_minute(tmp_path: Path)
     manager.close()
 
 
+@pytest.mark.extended  # 3-5 s: keeps the README's pytest -q near 3 minutes
 async def test_demo_plays_at_once_with_progress_and_compaction_lines(tmp_path: Path) -> None:
     root = tmp_path / "demo"
     manager = MemoryManager(root, demo_config())
@@ -567,6 +571,7 @@ async def test_read_only_write_keys_say_why(basic: Path) -> None:
         assert "maintenance" not in app.probe.actions_run
 
 
+@pytest.mark.extended  # 3-5 s: keeps the README's pytest -q near 3 minutes
 async def test_demo_keys_after_the_end_say_why(tmp_path: Path) -> None:
     root = tmp_path / "demo"
     manager = MemoryManager(root, demo_config())

@@ -50,6 +50,7 @@ def test_header_fields_are_separated() -> None:
     assert line1.startswith(f"root m │ session {FIXED_SESSION} │ model (default)")
 
 
+@pytest.mark.extended  # 3-5 s: keeps the README's pytest -q near 3 minutes
 async def test_80x24_nothing_cut_on_any_tab(tmp_path: Path) -> None:
     """Header, budget gauge and footer fit 80 columns on every tab; the footer leaves out the
     least used keys (ctrl+p lists them all) rather than cutting the last ones off."""
