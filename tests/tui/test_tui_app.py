@@ -81,6 +81,7 @@ async def test_hot_window_shows_every_event_with_header_and_marks(basic: Path) -
         assert app.query_one(BudgetGauge).info.will_compact
 
 
+@pytest.mark.extended  # ~2 s of Pilot: keeps the README's pytest -q near 3 minutes
 async def test_keyboard_navigation_and_follow_tail(basic: Path) -> None:
     async with started(basic, size=SIZE) as (app, pilot):
         hot = app.query_one(HotWindow)
@@ -133,6 +134,7 @@ async def test_cut_preview_matches_the_planner(basic: Path) -> None:
         assert not hot.show_preview and "✂ cut" not in widget_text(hot)
 
 
+@pytest.mark.extended  # ~2 s of Pilot: keeps the README's pytest -q near 3 minutes
 async def test_what_if_moves_the_cut_and_writes_nothing(basic: Path) -> None:
     before = (basic / "session" / "events.jsonl").read_bytes()
     state_before = (basic / "session" / "state.json").read_bytes()
@@ -156,6 +158,7 @@ async def test_what_if_moves_the_cut_and_writes_nothing(basic: Path) -> None:
     assert (basic / "session" / "state.json").read_bytes() == state_before
 
 
+@pytest.mark.extended  # ~2 s of Pilot: keeps the README's pytest -q near 3 minutes
 async def test_what_if_inputs_readable_at_80x24_and_bad_numbers_explained(basic: Path) -> None:
     async with started(basic, size=(80, 24)) as (app, pilot):
         await press(pilot, "w")
@@ -255,6 +258,7 @@ async def test_repair_after_confirmation_quarantines_corrupt_lines(basic: Path) 
         assert app.query_one(StatusHeader).info.corrupt_lines == 1  # now quarantined
 
 
+@pytest.mark.extended  # ~2 s of Pilot: keeps the README's pytest -q near 3 minutes
 async def test_recall_tab_search(basic: Path) -> None:
     async with started(basic, size=SIZE) as (app, pilot):
         await press(pilot, "slash")
@@ -340,6 +344,7 @@ async def test_command_palette_lists_and_runs_actions(basic: Path) -> None:
     assert InspectorCommands is not None
 
 
+@pytest.mark.extended  # ~2 s of Pilot: keeps the README's pytest -q near 3 minutes
 async def test_archive_opens_read_only_and_labelled(tmp_path: Path) -> None:
     root = build_with_archive(tmp_path / "m")
     async with started(root, size=SIZE) as (app, pilot):
@@ -364,6 +369,7 @@ async def test_archive_opens_read_only_and_labelled(tmp_path: Path) -> None:
         assert app.prompt_history == history
 
 
+@pytest.mark.extended  # ~2 s of Pilot: keeps the README's pytest -q near 3 minutes
 async def test_worker_error_is_reported_not_fatal(basic: Path) -> None:
     (basic / "session" / "chunks" / "index.yaml").write_text("chunks: [: not yaml", "utf-8")
     async with started(basic, size=SIZE) as (app, pilot):
@@ -472,6 +478,7 @@ async def test_external_append_and_compaction_appear(basic: Path, poll: bool) ->
         assert app.query_one(StatusHeader).info.watch_mode == ("polled" if poll else "watched")
 
 
+@pytest.mark.extended  # ~2 s of Pilot: keeps the README's pytest -q near 3 minutes
 async def test_no_color_80x24_keyboard_only(basic: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Over SSH with NO_COLOR: every state colour shows is also a mark or a word on screen."""
     monkeypatch.setenv("NO_COLOR", "1")
@@ -492,6 +499,7 @@ async def test_no_color_80x24_keyboard_only(basic: Path, monkeypatch: pytest.Mon
         assert app.query_one(TabbedContent).active == "activity"
 
 
+@pytest.mark.extended  # ~2 s of Pilot: keeps the README's pytest -q near 3 minutes
 async def test_summary_tab_stays_responsive_while_summary_md_changes(basic: Path) -> None:
     """Issue 13: with the Summary tab open, a changing summary.md froze the app for seconds.
     Large new texts land by `os.replace` as a pass writes them; the loop keeps its timers, keys
@@ -597,6 +605,7 @@ async def test_follow_is_shown_in_the_header(basic: Path) -> None:
         assert any("follow off" in n for n in _notes(app))
 
 
+@pytest.mark.extended  # ~2 s of Pilot: keeps the README's pytest -q near 3 minutes
 async def test_recall_tab_typing_starts_the_search(basic: Path) -> None:
     async with started(basic, size=SIZE) as (app, pilot):
         await press(pilot, "5")
@@ -608,6 +617,7 @@ async def test_recall_tab_typing_starts_the_search(basic: Path) -> None:
         assert app.query_one(TabbedContent).active == "archive"
 
 
+@pytest.mark.extended  # ~2 s of Pilot: keeps the README's pytest -q near 3 minutes
 async def test_what_if_explains_itself_and_scrolls_to_the_new_cut(tmp_path: Path) -> None:
     root = build_big(tmp_path / "big", 400)
     async with started(root, size=(120, 30)) as (app, pilot):
