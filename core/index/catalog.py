@@ -72,7 +72,6 @@ from core.store.paths import MemoryPaths
 from core.store.stat_cache import StatCache, StatKey, stat_key
 from core.yaml_safe import strict_load
 
-CATALOG_VERSION = 1
 CATALOG_NAME = "index.catalog"
 
 
@@ -608,7 +607,6 @@ def rebuild_catalog(paths: MemoryPaths, *, write: bool = True) -> Catalog:
         )
         catalog._full = full.entries
         _extend(catalog, [(e, 0, 0) for e in full.entries])
-        catalog._full = full.entries
         if write:
             with contextlib.suppress(OSError, SessionMemoryError):
                 catalog_path(paths).unlink()
@@ -672,7 +670,13 @@ def _append_lines(paths: MemoryPaths, new: list[CatalogEntry], appended: Appende
     if not new:
         return
     blob = _stamps(new, appended.ino, appended.mtime_ns, paths.index, appended.data, appended.base)
-    target = catalog_path(paths)
+    _append_catalog(catalog_path(paths), blob, new[0].start)
+
+
+def _append_catalog(target: Path, blob: bytes, start: int) -> None:
+    """Append `blob` (lines for entries starting at `start` in index.yaml) to the catalog,
+    under its flock, only when its last line ends where they begin; a catalog that cannot be
+    appended to is left for the next reader to rebuild."""
     try:
         fd = open_no_symlink(target, os.O_WRONLY | os.O_APPEND)
     except OSError:
@@ -680,7 +684,7 @@ def _append_lines(paths: MemoryPaths, new: list[CatalogEntry], appended: Appende
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         last = _last_line(target)
-        if last is not None and last[0].end == new[0].start:
+        if last is not None and last[0].end == start:
             os.write(fd, blob)
     except OSError:
         pass
@@ -725,23 +729,11 @@ def append_index_entry(paths: MemoryPaths, catalog: Catalog, entry: ChunkEntry) 
     had = bool(catalog.entries)
     catalog.entries.append(light)
     catalog.size = end
-    tail = tail_digest(_pread(paths.index, max(0, end - TAIL_BYTES), end))
-    line = _line(light, st.st_ino, end, st.st_mtime_ns, tail)
-    target = catalog_path(paths)
+    # The stamp digests the file's last TAIL_BYTES: the body just written, when it is as long.
+    ending = body if len(body) >= TAIL_BYTES else _pread(paths.index, max(0, end - TAIL_BYTES), end)
+    line = _line(light, st.st_ino, end, st.st_mtime_ns, tail_digest(ending))
     if had:
-        try:
-            cfd = open_no_symlink(target, os.O_WRONLY | os.O_APPEND)
-        except OSError:
-            return offset, len(body)
-        try:
-            fcntl.flock(cfd, fcntl.LOCK_EX)
-            last = _last_line(target)
-            if last is not None and last[0].end == offset:
-                os.write(cfd, line)
-        except OSError:
-            pass
-        finally:
-            os.close(cfd)
+        _append_catalog(catalog_path(paths), line, offset)
     else:
         _rewrite(paths, catalog.entries, st.st_ino, st.st_mtime_ns)
     _remember(paths, catalog)
