@@ -87,9 +87,6 @@ class Appended:
         """The stamp of the file ending at `end` (an entry's end), by default where it ends."""
         return stamp_at(self.ino, self.data, self.size if end is None else end, self.base)
 
-    def tail_at(self, end: int) -> str:
-        return self.stamp(end).tail
-
 
 def appended_since(
     path: Path | str, stamp: IndexStamp, known: Iterable[str] = ()

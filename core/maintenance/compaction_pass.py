@@ -319,7 +319,9 @@ class CompactionPass:
                 compacted = [snap.events[i] for i in plan.compacted_indices()]
                 evidence = stored_events_bytes(compacted, f"pending {pending_id} event")
             staged.append(stage_bytes(pending.path, evidence))
-            staged.append(stage_bytes(pending.meta_path, _meta_bytes(meta, pending.meta_path)))
+            staged.append(
+                stage_bytes(pending.meta_path, pending_meta_bytes(meta, pending.meta_path))
+            )
         except StoreError:
             _discard(staged)
             self._abandon_if_rotated()
@@ -473,7 +475,7 @@ class CompactionPass:
         paths.ensure_inside_root(paths.chunks_dir)
         stage: dict[str, Path] = {}
         try:
-            meta = _meta_bytes(commit.pending_meta, pending.meta_path)
+            meta = pending_meta_bytes(commit.pending_meta, pending.meta_path)
             stage["meta"] = stage_bytes(pending.meta_path, meta)
             stage["events"] = stage_bytes(paths.events, commit.hot_window)
             if commit.index_text is not None:
@@ -673,11 +675,6 @@ def _stat_key(path: Path) -> tuple[int, int, int, int] | None:
     except OSError:
         return None
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-
-
-def _meta_bytes(meta: dict[str, Any], where: Path) -> bytes:
-    """A pending sidecar as `write_pending` writes it (core.index.pending.pending_meta_bytes)."""
-    return pending_meta_bytes(meta, where)
 
 
 def _discard(staged: Sequence[Path]) -> None:

@@ -546,22 +546,6 @@ def dropped_facts(paths: MemoryPaths, chunk_id: str) -> tuple[Text, list[Fact]]:
     return text, list(report.dropped)
 
 
-def dropped_text(paths: MemoryPaths, chunk_id: str) -> Text:
-    """What the pass that made `chunk_id` dropped, most important first, as one text."""
-    head, facts = dropped_facts(paths, chunk_id)
-    text = Text("\n")
-    text.append_text(head)
-    for fact in facts[:DROPPED_SHOWN]:
-        text.append(f"  {fact.kind:<10} ", style="dim")
-        text.append_text(safe_text(one_line(fact.text, 140)))
-        if fact.from_user:
-            text.append("  (user)", style="dim")
-        text.append("\n")
-    if len(facts) > DROPPED_SHOWN:
-        text.append(f"  … {len(facts) - DROPPED_SHOWN} more\n", style="dim")
-    return text
-
-
 def rebuilt_text(rebuilt: RebuiltPrompt) -> Text:
     """A rebuilt prompt for the screen: whether it is exact, then each message, escaped."""
     text = Text()
@@ -599,7 +583,6 @@ __all__ = [
     "TimelineView",
     "bucket",
     "dropped_facts",
-    "dropped_text",
     "rebuilt_text",
     "summary_diff",
 ]
