@@ -317,13 +317,23 @@ class TimelineView(SessionView):
         self.query_one("#timeline-row", Static).update(self._row_text(row))
         self.query_one("#timeline-detail", Static).update(Text("…", style="dim"))
         self._set_facts([], None, Text())
-        self._detail(self.cursor, row)
+        if self.manager is not None:
+            self._detail(self.manager.paths, self.cursor, row, self._summary_before(self.cursor))
+
+    def _summary_before(self, index: int) -> str | None:
+        """summary.md's digest after the last pass before row `index` (None: none kept)."""
+        assert self.timeline is not None
+        for other in reversed(self.timeline.rows[:index]):
+            if other["kind"] == "pass" and other.get("summary_after_sha"):
+                return str(other["summary_after_sha"])
+        return None
 
     @work(thread=True, exclusive=True, group="timeline-detail")
-    def _detail(self, index: int, row: dict[str, Any]) -> None:
-        manager = self.manager
-        if manager is None:
-            return
+    def _detail(
+        self, paths: MemoryPaths, index: int, row: dict[str, Any], before_sha: str | None
+    ) -> None:
+        """Everything the worker reads comes in as values: the cursor and the session may
+        change while it runs."""
         head: Text | None = None
         facts: list[Fact] | None = None
         chunk_id = row.get("chunk_id") if isinstance(row.get("chunk_id"), str) else None
@@ -331,19 +341,18 @@ class TimelineView(SessionView):
             if row["kind"] == "call":
                 from core.timeline import rebuild_call
 
-                detail = rebuilt_text(rebuild_call(manager.paths, str(row["call"])))
+                detail = rebuilt_text(rebuild_call(paths, str(row["call"])))
             else:
-                detail = self._pass_text(row)
+                detail = self._pass_text(row, paths, before_sha)
                 if chunk_id is not None and row.get("compacted"):
-                    head, facts = dropped_facts(manager.paths, chunk_id)
+                    head, facts = dropped_facts(paths, chunk_id)
         except Exception as exc:  # shown, never a crash
             detail = Text(f"cannot show this row: {one_line(str(exc), 200)}", style="red")
         self.post_result(self.Rebuilt(index, detail, head, facts, chunk_id))
 
-    def _pass_text(self, row: dict[str, Any]) -> Text:
+    def _pass_text(self, row: dict[str, Any], paths: MemoryPaths, before_sha: str | None) -> Text:
         from core.timeline import summary_text
 
-        assert self.manager is not None and self.timeline is not None
         text = Text()
         for label, key in (
             ("trigger", "trigger"),
@@ -364,12 +373,6 @@ class TimelineView(SessionView):
             text.append(f"{label:>15}  ", style="dim")
             text.append(one_line(str(value), 120))
             text.append("\n")
-        before_sha = None
-        for other in reversed(self.timeline.rows[: self.cursor]):
-            if other["kind"] == "pass" and other.get("summary_after_sha"):
-                before_sha = other["summary_after_sha"]
-                break
-        paths = self.manager.paths
         after_sha = row.get("summary_after_sha")
         if after_sha is None:
             text.append("\nsummary.md after this pass was not kept", style="dim")
@@ -449,16 +452,15 @@ class TimelineView(SessionView):
         if number is None or self.manager is None:
             self.notify("no model call to go to", severity="warning", markup=False)
             return
-        self._materialize(number)
+        self._materialize(self.manager.paths, number)
 
     @work(thread=True, exclusive=True, group="timeline-moment")
-    def _materialize(self, number: int) -> None:
+    def _materialize(self, paths: MemoryPaths, number: int) -> None:
         from core.timeline import materialize_moment
 
-        assert self.manager is not None
         dest = Path(tempfile.mkdtemp(prefix="session-inspector-moment-")) / "memory"
         try:
-            moment = materialize_moment(self.manager.paths, str(number), dest)
+            moment = materialize_moment(paths, str(number), dest)
         except Exception as exc:  # shown, never a crash
             self.app.call_from_thread(
                 self.notify,
