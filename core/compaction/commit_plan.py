@@ -22,13 +22,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from core.compaction.filerecord import FILES_KEY, record_from_extra, update_record
+from core.compaction.filerecord import FILES_KEY, next_files
 from core.compaction.planner import CompactionPlan
 from core.compaction.summaries import FoldStat, archive_entry_bytes, render_summary
 from core.events import Event, new_event_id, now_ts
 from core.index.format import ChunkEntry, entry_digest, entry_text, render_index
 from core.jsonl import stored_events_bytes
-from core.redact import redact_secrets
 from core.tokens import estimate_event_tokens, estimate_tokens
 
 if TYPE_CHECKING:  # the config is read through its attributes: no file is loaded here
@@ -335,8 +334,7 @@ def _record_files(
     with this chunk's events (masked when secrets are redacted), so the latest entry always
     holds the whole record."""
     previous_files = index.chunk_entry(len(index) - 1).extra.get(FILES_KEY) if len(index) else None
-    mask = redact_secrets if config.redact_secrets else None
-    files = update_record(record_from_extra(previous_files), compacted, mask).to_extra()
+    files = next_files(previous_files, compacted, redact=config.redact_secrets)
     if files is not None:
         entry.extra[FILES_KEY] = files
 

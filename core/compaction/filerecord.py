@@ -34,6 +34,7 @@ from typing import Any
 
 from core.compaction.runs import split_runs
 from core.events import Event
+from core.redact import redact_secrets
 from core.text import collapse_whitespace
 from core.tokens import estimate_tokens, fit_tokens
 
@@ -167,6 +168,14 @@ def update_record(
     record.read = record.read[-MAX_READ:]
     record.names = record.names[-MAX_NAMES:]
     return record
+
+
+def next_files(previous: object, events: Sequence[Event], *, redact: bool) -> dict[str, Any] | None:
+    """The `files` value of the entry that compacts `events`: the previous entry's record
+    (`previous`, its raw `files` value) with these events folded in, new paths masked when
+    `redact` (the config's `redact_secrets`). The one rule a pass and recovery both follow."""
+    mask = redact_secrets if redact else None
+    return update_record(record_from_extra(previous), events, mask).to_extra()
 
 
 def record_room(max_rolling_summary_lines: int) -> int:

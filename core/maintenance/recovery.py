@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from core.compaction.filerecord import FILES_KEY, record_from_extra, update_record
+from core.compaction.filerecord import FILES_KEY, next_files
 from core.compaction.summaries import (
     render_summary,
 )
@@ -42,7 +42,6 @@ from core.index.chunk_files import (
 from core.index.format import ChunkEntry
 from core.index.pending import PendingEvidence, delete_pending, list_pending
 from core.index.reader import read_index
-from core.redact import redact_secrets
 from core.status import archive_info, unreadable_archive
 from core.store.atomic import (
     TEMP_NAME_RE,
@@ -310,9 +309,8 @@ def recovered_entry(
 ) -> ChunkEntry:
     """An index entry for events recovered after a crash or rebuilt by `repair`; without a
     recorded summary the extractive summarizer writes one (no model call during recovery).
-    Its file record (core.compaction.filerecord) is the previous entry's (`previous_files`) with
-    these
-    events folded in."""
+    Its file record (core.compaction.filerecord.next_files) is the previous entry's
+    (`previous_files`) with these events folded in."""
     if summary is None:
         summary, _ = summarize_with_fallback(
             ExtractiveSummarizer(),
@@ -320,8 +318,7 @@ def recovered_entry(
             max_tokens=config.summarizer.max_summary_tokens,
             redact=config.redact_secrets,
         )
-    mask = redact_secrets if config.redact_secrets else None
-    files = update_record(record_from_extra(previous_files), events, mask).to_extra()
+    files = next_files(previous_files, events, redact=config.redact_secrets)
     return ChunkEntry(
         chunk_id=chunk_id,
         created_at=now_ts()[:19] + "Z",
