@@ -1,11 +1,9 @@
 """Replays each corpus transcript into a fresh memory root and measures what compaction kept.
 
 The replay itself is `core.transcripts.replay.replay` (the agent's loop: append, let the trigger
-run a pass,
-model call, record the prompt size). The harness hooks in before every model call (prompt
-size) and after every pass (what summary.md names now), then inspects the files at the end:
-ids across events.jsonl and chunk files, tool pairs, chunk summaries and recall.
-"""
+run a pass, model call, record the prompt size). The harness hooks in before every model call
+(prompt size) and after every pass (what summary.md names now), then inspects the files at the end:
+ids across events.jsonl and chunk files, tool pairs, chunk summaries and recall."""
 
 from __future__ import annotations
 

@@ -8,9 +8,8 @@ repository, commit and path, with the sha256 the harness checks before replaying
 or bench/quality/corpus-real/ (git ignores its contents); docs/QUALITY.md says how.
 
 A source whose format `core.transcripts.importers` cannot read (in a tree without that importer) or
-that the
-importer refuses is reported as skipped, with the reason; it runs once the importer takes it.
-"""
+that the importer refuses is reported as skipped, with the reason; it runs once the importer takes
+it."""
 
 from __future__ import annotations
 

@@ -2,13 +2,12 @@
 
 A pass reads: stage the pending evidence → summarise → `build_commit` → commit. The shell
 (core.maintenance.compaction_pass) reads the files and runs the summarizer; `build_commit` turns
-the plan,
-the snapshot and the summaries into everything the commit writes — the new hot window (pinned
-root, the synthetic split-turn event, the retained lines), the index entry with its
-`cut_meta`, index.yaml's text or the in-place append it records in the pending sidecar,
-summary.md and summary_archive.md, the retained-token estimate the trigger restarts from —
-and explains each choice in `notes`, as the planner does. The commit then only stages,
-renames, appends and fsyncs, with the fault points in the order the crash tests expect.
+the plan, the snapshot and the summaries into everything the commit writes — the new hot window
+(pinned root, the synthetic split-turn event, the retained lines), the index entry with its
+`cut_meta`, index.yaml's text or the in-place append it records in the pending sidecar, summary.md
+and summary_archive.md, the retained-token estimate the trigger restarts from — and explains each
+choice in `notes`, as the planner does. The commit then only stages, renames, appends and fsyncs,
+with the fault points in the order the crash tests expect.
 
 It opens no file: everything comes in as one `CommitInputs` the pass builds — what it knows of
 the files as values (`index_size`, `ArchiveFacts`), and the earlier chunks' summaries through
@@ -105,8 +104,7 @@ class ArchiveFacts:
 
     `holds_before_pushed`: the file holds exactly the entries before the chunk this pass
     pushes out of Recent Chunks, so that chunk can be appended (core.maintenance.compaction_pass
-    checks it
-    only when a pass appends and a second chunk or later is pushed out)."""
+    checks it only when a pass appends and a second chunk or later is pushed out)."""
 
     exists: bool = False
     nonempty: bool = False

@@ -3,8 +3,7 @@
 A pass whose cut leaves the prompt just under the trigger threshold makes the next model call
 compact again. So once the cut is chosen the planner predicts the prompt after the pass — the
 new hot window plus the new summary.md, as the provider will count it (core.compaction.calibration)
-— and,
-while it is above `T − compact_headroom_percent% × window`, moves the cut forward to the next
+— and, while it is above `T − compact_headroom_percent% × window`, moves the cut forward to the next
 legal cut (core.compaction.planner). T is the smallest prompt size at which a token rule fires.
 
 The summarizer has not run yet, so the new summary.md is predicted from sizes alone:

@@ -2,9 +2,7 @@
 figure (or a pass's reset estimate) plus the estimate of every event appended after it.
 
 Pure, importing nothing from core: `core.compaction.state` (whose `SessionState.prompt_size` feeds
-it
-state.json's figure) and `core.compaction.trigger` (which decides on it) both build on it.
-"""
+it state.json's figure) and `core.compaction.trigger` (which decides on it) both build on it."""
 
 from __future__ import annotations
 

@@ -2,11 +2,9 @@
 
 The prompt size the trigger reads is the latest recorded provider figure (or a pass's reset
 estimate) plus the estimate of every event appended after it (`core.compaction.prompt_size`): so a
-long
-run after a pass grows towards the next one, and a new user turn never blinds the trigger.
-`read_trigger` is the one route from the session's state and hot window to the verdict: the
-pass, `status`, `plan` and the inspector all take it.
-"""
+long run after a pass grows towards the next one, and a new user turn never blinds the trigger.
+`read_trigger` is the one route from the session's state and hot window to the verdict: the pass,
+`status`, `plan` and the inspector all take it."""
 
 from __future__ import annotations
 

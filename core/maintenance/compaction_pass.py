@@ -345,9 +345,8 @@ class CompactionPass:
 
     def compact(self, prep: Preparation, pending: _Pending) -> CommitPlan:
         """Summarise the compacted events and build the commit (pure, core.compaction.commit_plan).
-        The
-        summaries known, a token-triggered pass that would not shrink the prompt is dropped
-        with its evidence (contract §5)."""
+        The summaries known, a token-triggered pass that would not shrink the prompt is dropped with
+        its evidence (contract §5)."""
         # The catalog reads old summaries out of index.yaml only when they are needed, and a
         # rotation does not wait for this pass: once it has moved the session those reads
         # fail (or find the new session's index), and the pass abandons as at its commit.

@@ -136,10 +136,8 @@ class ExtractiveSummarizer:
     """Builds the checkpoint from the events alone: offline, deterministic, bounded.
 
     Runs are the backbone (core.compaction.runs): one Progress entry per run with its request, what
-    the
-    agent edited, ran and read, and how it ended. `focus` only ranks lines (lines and runs that
-    match it survive the budget first); it is never written into the summary.
-    """
+    the agent edited, ran and read, and how it ended. `focus` only ranks lines (lines and runs that
+    match it survive the budget first); it is never written into the summary."""
 
     def __init__(self, name: str = "extractive") -> None:
         self.name = name

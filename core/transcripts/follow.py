@@ -3,8 +3,7 @@
 A `Follower` tails a Claude Code or Codex JSONL log (or a pi session, read in file order) as
 the agent writes it and replays each new line into a `MemoryManager` the way `--replay` does
 (core/transcripts/replay.py): a pass before each model call when the trigger fires, the call's
-prompt
-size recorded, its outputs appended. The parser's state (open call, tool pairs, held results)
+prompt size recorded, its outputs appended. The parser's state (open call, tool pairs, held results)
 is kept between reads, so a new line costs O(line) however long the log already is.
 
 What it handles:

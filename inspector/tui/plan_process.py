@@ -1,9 +1,8 @@
 """Planning the cut preview in a child process, so it never competes with the UI for the GIL.
 
 On a 100k-event session one plan (`core.compaction.planner.plan_compaction`) is ~0.3 s of pure
-Python; in a
-thread of the app it holds the GIL against the event loop, and while an agent appends fast the
-loop stalls for 100 ms and more. `PlanProcess` keeps a child (`python -m
+Python; in a thread of the app it holds the GIL against the event loop, and while an agent appends
+fast the loop stalls for 100 ms and more. `PlanProcess` keeps a child (`python -m
 inspector.tui.plan_process`) that holds its own copy of the light events (id, type, role,
 tool_call_id, the synthetic mark) and their token estimates: each plan sends only the events
 appended since the last one (all of them after a reset: another `_Lists` generation or another
