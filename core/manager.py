@@ -310,6 +310,13 @@ class MemoryManager:
         self._writable()
         return self._run_pass(force=force, focus=focus, prompt_tokens=prompt_tokens, config=config)
 
+    def session_model(self) -> str | None:
+        """The model the session is for: this manager's, else the one state.json recorded
+        (None: neither, and the config's default window applies). Reads state.json."""
+        if self.model is None and self.paths.state.exists():
+            return self.store.read_state().model
+        return self.model
+
     def plan(
         self,
         *,

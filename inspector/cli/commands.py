@@ -970,7 +970,7 @@ def cmd_timeline(ctx: Context) -> int:
     from core.timeline import build_timeline
 
     manager = ctx.manager(read_only=True)
-    timeline = build_timeline(manager.paths, manager.config, manager.store.read_state().model)
+    timeline = build_timeline(manager.paths, manager.config, manager.session_model())
     return ctx.reply(
         timeline.to_json,
         manager.memory_dir,

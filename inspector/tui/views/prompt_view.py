@@ -48,7 +48,7 @@ from inspector.defaults import DEFAULT_SYSTEM_PROMPT, DEFAULT_TASK
 from inspector.safe_text import safe_line, safe_text
 from inspector.tui.tables import replace_rows
 from inspector.tui.views.chunks_view import describe_error
-from inspector.tui.views.session_view import SessionView, ViewContext, session_model
+from inspector.tui.views.session_view import SessionView, ViewContext
 
 DETAIL_LIMIT = 50_000
 
@@ -248,7 +248,7 @@ class PromptView(SessionView):
         try:
             messages = manager.build_prompt(system_prompt, task)
             if window is None:
-                window = manager.config.window_for(session_model(manager))
+                window = manager.config.window_for(manager.session_model())
             loaded = self._Loaded(messages, window, percent, None)
         except Exception as exc:
             loaded = self._Loaded([], window or 0, percent, describe_error(exc))

@@ -35,15 +35,6 @@ class ViewContext:
     """The model's context window (the Prompt tab measures the prompt against it)."""
 
 
-def session_model(manager: MemoryManager) -> str | None:
-    """The model the session is for: the manager's, else the one state.json recorded (None:
-    neither; the config's default window applies). Reads state.json: call it off the loop."""
-    model = manager.model
-    if model is None and manager.paths.state.exists():
-        model = manager.store.read_state().model
-    return model
-
-
 class SessionView(Vertical):
     """A tab view reading the session the app attached (see the module docstring)."""
 
@@ -85,4 +76,4 @@ class SessionView(Vertical):
         table.focus()
 
 
-__all__ = ["SessionView", "ViewContext", "session_model"]
+__all__ = ["SessionView", "ViewContext"]

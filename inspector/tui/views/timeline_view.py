@@ -33,7 +33,7 @@ from textual.widgets import Static
 from textual_plotext import PlotextPlot
 
 from inspector.safe_text import one_line, safe_text
-from inspector.tui.views.session_view import SessionView, ViewContext, session_model
+from inspector.tui.views.session_view import SessionView, ViewContext
 
 if TYPE_CHECKING:
     from core.compaction.dropped import Fact
@@ -200,7 +200,7 @@ class TimelineView(SessionView):
         size = self._ledger_bytes()
         try:
             timeline: Timeline | None = build_timeline(
-                manager.paths, manager.config, session_model(manager), light=True
+                manager.paths, manager.config, manager.session_model(), light=True
             )
             error = None
         except Exception as exc:  # shown in the view, never a crash of the app
