@@ -759,7 +759,7 @@ def search(parts: Sequence[Part], query: str, limit: int = 5) -> RecallResult:
         return RecallResult([], 0)
     if q.exact_terms:
         ranked = _with_exact_candidates(parts, q, weights, scores, ranked, read.order)
-    ranked = _lift_verbatim(parts, q, ranked, read, limit)
+    ranked = _lift_verbatim(q, ranked, read, limit)
     matched_terms = [t for t in terms if t in found]
     strong = frozenset(t for t in matched_terms if q.weights[t] > 1.0)
     hits: list[RecallHit] = []
@@ -822,15 +822,15 @@ def _first_candidates(
 
 
 def _lift_verbatim(
-    parts: Sequence[Part],
     q: QueryTerms,
     ranked: list[tuple[tuple[int, Hashable], float]],
     read: _Candidates,
     limit: int,
 ) -> list[tuple[tuple[int, Hashable], float]]:
     """`ranked` with the candidates that hold a phrase of the query (or, for an exact query,
-    the query itself) verbatim lifted above the rest by the best score, in rank order."""
-    if q.phrases and ranked:
+    the query itself) verbatim lifted above the rest by the best score, in rank order
+    (`ranked` is never empty)."""
+    if q.phrases:
         lift = ranked[0][1]
         return sorted(
             (
@@ -839,11 +839,11 @@ def _lift_verbatim(
             ),
             key=read.order,
         )
-    if q.exact and ranked:
+    if q.exact:
         # Best first, only the candidates that may hold the query are read, and only until
         # `limit` of them hold it: a lifted chunk below those could not reach the results.
         lift = ranked[0][1]
-        may_hold = _may_hold(parts, [k for k, _ in ranked], q)
+        may_hold = _may_hold(read.parts, [k for k, _ in ranked], q)
         holders: set[tuple[int, Hashable]] = set()
         for k, _s in ranked:
             if len(holders) >= limit:
