@@ -13,12 +13,8 @@ from pathlib import Path
 from core.errors import BadInputError, StoreError
 from core.events import Event
 from core.jsonl import CorruptLine, parse_event_lines, stored_events_bytes
-from core.store.atomic import atomic_write_bytes, fsync_dir, read_bytes_no_symlink
+from core.store.atomic import atomic_write_bytes, fsync_dir, os_reason, read_bytes_no_symlink
 from core.store.paths import MemoryPaths, validate_chunk_id
-
-
-def _reason(exc: OSError) -> str:
-    return exc.strerror or str(exc)
 
 
 def make_dir(paths: MemoryPaths, folder: Path) -> None:
@@ -31,7 +27,7 @@ def make_dir(paths: MemoryPaths, folder: Path) -> None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise StoreError(f"cannot create {folder}: {_reason(exc)}") from exc
+        raise StoreError(f"cannot create {folder}: {os_reason(exc)}") from exc
     for created in reversed(missing):
         fsync_dir(created.parent)
 
@@ -51,7 +47,7 @@ def read_jsonl(path: Path) -> tuple[list[Event], list[CorruptLine]]:
     except FileNotFoundError:
         raise StoreError(f"missing file {path}") from None
     except OSError as exc:
-        raise StoreError(f"cannot read {path}: {_reason(exc)}") from exc
+        raise StoreError(f"cannot read {path}: {os_reason(exc)}") from exc
     parsed = parse_event_lines(data, final=True)
     return parsed.events, parsed.corrupt
 
@@ -101,7 +97,7 @@ def chunk_file_names(paths: MemoryPaths, not_regular: set[str] | None = None) ->
     except FileNotFoundError:
         return set()
     except OSError as exc:
-        raise StoreError(f"cannot list {folder}: {_reason(exc)}") from exc
+        raise StoreError(f"cannot list {folder}: {os_reason(exc)}") from exc
     return names
 
 
@@ -114,7 +110,7 @@ def jsonl_ids(paths: MemoryPaths, folder: Path, noun: str, warnings: list[str] |
     except FileNotFoundError:
         return []
     except OSError as exc:
-        raise StoreError(f"cannot list {folder}: {_reason(exc)}") from exc
+        raise StoreError(f"cannot list {folder}: {os_reason(exc)}") from exc
     ids: list[str] = []
     for name in names:
         if not name.endswith(".jsonl") or name.startswith("."):

@@ -26,7 +26,8 @@ TEMP_NAME_RE = re.compile(r"^\..+\.[0-9a-f]{12}\.tmp$")
 """Names of `atomic_write_bytes` temporary files (left behind only by a writer that died)."""
 
 
-def _reason(exc: OSError) -> str:
+def os_reason(exc: OSError) -> str:
+    """What went wrong, in the system's words (`No space left on device`), for an error line."""
     return exc.strerror or str(exc)
 
 
@@ -39,12 +40,12 @@ def fsync_dir(path: Path | str) -> None:
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     except OSError as exc:
-        raise StoreError(f"cannot open folder {path}: {_reason(exc)}") from exc
+        raise StoreError(f"cannot open folder {path}: {os_reason(exc)}") from exc
     try:
         os.fsync(fd)
     except OSError as exc:
         if exc.errno not in _DIR_FSYNC_UNSUPPORTED:
-            raise StoreError(f"cannot sync folder {path}: {_reason(exc)}") from exc
+            raise StoreError(f"cannot sync folder {path}: {os_reason(exc)}") from exc
     finally:
         os.close(fd)
 
@@ -210,7 +211,7 @@ def append_synced(path: Path | str, data: bytes, *, mend: bool = False) -> None:
         finally:
             os.close(fd)
     except OSError as exc:
-        raise StoreError(f"cannot write {path}: {_reason(exc)}") from exc
+        raise StoreError(f"cannot write {path}: {os_reason(exc)}") from exc
 
 
 def stage_bytes(path: Path | str, data: bytes) -> Path:
@@ -226,7 +227,7 @@ def stage_bytes(path: Path | str, data: bytes) -> Path:
         # 0o666 filtered by the umask: the same mode a plain open() would give the file.
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
     except OSError as exc:
-        raise StoreError(f"cannot write {target}: {_reason(exc)}") from exc
+        raise StoreError(f"cannot write {target}: {os_reason(exc)}") from exc
     with _removed_on_failure(tmp, target):
         try:
             write_all(fd, data)
@@ -252,7 +253,7 @@ def _removed_on_failure(tmp: Path | str, target: Path | str) -> Iterator[None]:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         if isinstance(exc, OSError):
-            raise StoreError(f"cannot write {target}: {_reason(exc)}") from exc
+            raise StoreError(f"cannot write {target}: {os_reason(exc)}") from exc
         raise
 
 
@@ -285,6 +286,7 @@ __all__ = [
     "atomic_write_text",
     "fsync_dir",
     "open_no_symlink",
+    "os_reason",
     "publish",
     "read_bytes_no_symlink",
     "read_regular",

@@ -38,6 +38,7 @@ from core.store.atomic import (
     atomic_write_bytes,
     fsync_dir,
     open_no_symlink,
+    os_reason,
     read_bytes_no_symlink,
     stage_bytes,
     write_all,
@@ -57,10 +58,6 @@ from core.tokens import estimate_event_tokens, estimate_tokens
 
 DURABILITY_MODES = ("run", "always", "relaxed")
 """When appends reach the disk (the config's `durability`; see SessionStore)."""
-
-
-def _reason(exc: OSError) -> str:
-    return exc.strerror or str(exc)
 
 
 # --------------------------------------------------------------------------- the store
@@ -181,7 +178,7 @@ class SessionStore:
                 fsync_dir(paths.session)
         except OSError as exc:
             raise StoreError(
-                f"cannot create the session at {paths.session}: {_reason(exc)}"
+                f"cannot create the session at {paths.session}: {os_reason(exc)}"
             ) from exc
         try:
             return self._load_state_file()
@@ -203,7 +200,7 @@ class SessionStore:
         try:
             os.replace(path, aside)
         except OSError as exc:
-            raise StoreError(f"cannot move {path} aside: {_reason(exc)}") from exc
+            raise StoreError(f"cannot move {path} aside: {os_reason(exc)}") from exc
         return aside
 
     def _load_state_file(self) -> SessionState:
@@ -216,7 +213,7 @@ class SessionStore:
         except FileNotFoundError:
             raise
         except OSError as exc:
-            raise StoreError(f"cannot read {path}: {_reason(exc)}") from exc
+            raise StoreError(f"cannot read {path}: {os_reason(exc)}") from exc
         try:
             obj = json.loads(data.decode("utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError) as exc:
@@ -337,7 +334,7 @@ class SessionStore:
         except FileNotFoundError:
             return None
         except OSError as exc:
-            raise StoreError(f"cannot read {path}: {_reason(exc)}") from exc
+            raise StoreError(f"cannot read {path}: {os_reason(exc)}") from exc
 
     def _prompt_estimate_locked(self, state: SessionState) -> tuple[str | None, int]:
         """(last event id, E): the estimate of what the prompt holds now, summary.md plus the
@@ -379,7 +376,7 @@ class SessionStore:
                     return last_id, total, True
                 total += estimate_event_tokens(event)
         except OSError as exc:
-            raise StoreError(f"cannot read {self.paths.events}: {_reason(exc)}") from exc
+            raise StoreError(f"cannot read {self.paths.events}: {os_reason(exc)}") from exc
         finally:
             os.close(fd)
         return last_id, total, anchor is None
@@ -396,7 +393,7 @@ class SessionStore:
                 eid = event.get("id")
                 return eid if isinstance(eid, str) else None
         except OSError as exc:
-            raise StoreError(f"cannot read {self.paths.events}: {_reason(exc)}") from exc
+            raise StoreError(f"cannot read {self.paths.events}: {os_reason(exc)}") from exc
         finally:
             os.close(fd)
         return None
@@ -453,7 +450,7 @@ class SessionStore:
         try:
             fd = open_no_symlink(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
         except OSError as exc:
-            raise StoreError(f"cannot append to {path}: {_reason(exc)}") from exc
+            raise StoreError(f"cannot append to {path}: {os_reason(exc)}") from exc
         size = -1
         try:
             size = os.fstat(fd).st_size
@@ -468,7 +465,7 @@ class SessionStore:
             if size >= 0:
                 with contextlib.suppress(OSError):
                     os.ftruncate(fd, size)
-            raise StoreError(f"cannot append to {path}: {_reason(exc)}") from exc
+            raise StoreError(f"cannot append to {path}: {os_reason(exc)}") from exc
         finally:
             os.close(fd)
         if self.durability == "run":
@@ -516,12 +513,12 @@ class SessionStore:
             return False
         except OSError as exc:
             self._unsynced = True
-            raise StoreError(f"cannot sync {path}: {_reason(exc)}") from exc
+            raise StoreError(f"cannot sync {path}: {os_reason(exc)}") from exc
         try:
             _datasync(fd)
         except OSError as exc:
             self._unsynced = True
-            raise StoreError(f"cannot sync {path}: {_reason(exc)}") from exc
+            raise StoreError(f"cannot sync {path}: {os_reason(exc)}") from exc
         finally:
             os.close(fd)
         return True
@@ -542,7 +539,7 @@ class SessionStore:
         except FileNotFoundError:
             return empty_snapshot()
         except OSError as exc:
-            raise StoreError(f"cannot read {path}: {_reason(exc)}") from exc
+            raise StoreError(f"cannot read {path}: {os_reason(exc)}") from exc
         parsed = parse_event_lines(data, final=locked)
         events = parsed.events
         digest = new_digest()
@@ -678,7 +675,7 @@ class SessionStore:
                     fsync_dir(self.paths.session)
                     return len(lines)
             except OSError as exc:
-                raise StoreError(f"cannot write {self.paths.events}: {_reason(exc)}") from exc
+                raise StoreError(f"cannot write {self.paths.events}: {os_reason(exc)}") from exc
             finally:
                 with contextlib.suppress(OSError):
                     os.unlink(staged)
@@ -692,7 +689,7 @@ class SessionStore:
         except FileNotFoundError:
             return 0
         except OSError as exc:
-            raise StoreError(f"cannot read {self.paths.corrupt}: {_reason(exc)}") from exc
+            raise StoreError(f"cannot read {self.paths.corrupt}: {os_reason(exc)}") from exc
         return sum(1 for line in data.split(b"\n") if line.strip())
 
 
